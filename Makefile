@@ -1,0 +1,44 @@
+# agentchat — `make run` starts the local server, `make test` runs every test.
+GO          ?= go
+export CGO_ENABLED = 0
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 3s
+GOARCH_LAMBDA ?= arm64
+
+.PHONY: run test unit fuzz lint bench build deps clean
+
+## run: start the local server (SQLite in ./.data, 127.0.0.1:8080)
+run:
+	$(GO) run ./functions/local
+
+## deps: install the DynamoDB emulator used by the tests (dynalite, npm)
+deps: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+## test: every test, the store suite on SQLite and DynamoDB, then brief fuzzing
+test: deps unit fuzz
+
+unit:
+	$(GO) test -count=1 ./...
+
+fuzz:
+	@./scripts/fuzz.sh $(FUZZTIME)
+
+## lint: gofmt, go vet, staticcheck
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## bench: benchmarks (figures reported in README)
+bench: deps
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## build: Lambda binaries (bootstrap per function) into .aws-build/
+build:
+	@./scripts/build-lambdas.sh $(GOARCH_LAMBDA)
+
+clean:
+	rm -rf .aws-build

@@ -1,0 +1,42 @@
+package agent
+
+// EventType names a runtime event.
+type EventType string
+
+// Event types, in the vocabulary of the project SSE contract.
+const (
+	EventContent   EventType = "content"
+	EventReasoning EventType = "reasoning"
+	EventToolCall  EventType = "tool_call"
+	EventToolStart EventType = "tool_start"
+	EventToolEnd   EventType = "tool_end"
+	EventError     EventType = "error"
+	EventDone      EventType = "done"
+)
+
+// ToolCallEvent is the progress of one tool call requested by the model.
+type ToolCallEvent struct {
+	ID   string
+	Name string
+	// Arguments is cumulative.
+	Arguments string
+	Complete  bool
+}
+
+// Event is one thing that happened during a turn. Surfaces encode events
+// into their own wire formats (project SSE, token SSE, OpenAI chunks).
+type Event struct {
+	Type EventType
+	// Content is the text delta of EventContent and EventReasoning.
+	Content string
+	// MessageID is the id of the assistant message the content belongs to.
+	MessageID string
+	// ToolCall is set on EventToolCall.
+	ToolCall *ToolCallEvent
+	// ToolName, ToolCallID and ToolOutput are set on tool start/end.
+	ToolName   string
+	ToolCallID string
+	ToolOutput string
+	// Error is a human-readable message without secrets, on EventError.
+	Error string
+}

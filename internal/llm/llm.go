@@ -1,0 +1,102 @@
+// Package llm talks to OpenAI-compatible chat completion servers through
+// go-openai: one Client per resolved LLM configuration, streaming with
+// tool-call accumulation and usage, retries before the first token, and
+// errors a person can read without secrets in them.
+package llm
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// ErrNotConfigured means no LLM configuration applies to the caller.
+var ErrNotConfigured = errors.New("llm not configured")
+
+// Config is a resolved LLM configuration.
+type Config struct {
+	APIKey  string
+	BaseURL string // empty: https://api.openai.com/v1
+	Model   string
+	// CallTimeout bounds one LLM call (connect to last chunk); 0 = 120s.
+	CallTimeout time.Duration
+	// MaxRetries is the number of retries before the first token on 429,
+	// 5xx and connection errors; 0 = 2, negative = none.
+	MaxRetries int
+	// RetryBackoff is the first retry delay, doubled each retry; 0 = 500ms.
+	RetryBackoff time.Duration
+}
+
+// Request is one chat completion call.
+type Request struct {
+	// Model overrides the configured model when set.
+	Model       string
+	Messages    []openai.ChatCompletionMessage
+	Tools       []openai.Tool
+	Temperature *float32
+	MaxTokens   int
+	Stop        []string
+}
+
+// ToolCallDelta reports the progress of one tool call while it streams.
+type ToolCallDelta struct {
+	// Index is the call's position in the assistant message.
+	Index int
+	// ID is the call id (stable from the first fragment on).
+	ID   string
+	Name string
+	// Arguments is the cumulative argument text so far.
+	Arguments string
+	// Fragment is the argument text this delta added.
+	Fragment string
+	// First is true on the first delta of the call.
+	First bool
+}
+
+// Delta is one streamed increment of the assistant message: content text,
+// reasoning text, or tool-call progress (exactly one is set).
+type Delta struct {
+	Content   string
+	Reasoning string
+	ToolCall  *ToolCallDelta
+}
+
+// Usage is the token usage of one call.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+}
+
+// Result is the accumulated assistant message of one call. On error it holds
+// what arrived before the failure.
+type Result struct {
+	Content      string
+	Reasoning    string
+	ToolCalls    []openai.ToolCall
+	FinishReason string
+	Usage        Usage
+	// Model is the model name the server reported.
+	Model string
+}
+
+// Client is a chat completion client bound to one configuration.
+type Client interface {
+	// Stream runs a streamed call, invoking onDelta for each increment as
+	// it arrives (never buffered). If onDelta returns an error the call is
+	// cancelled and that error returned. Usage is requested with
+	// stream_options.include_usage.
+	Stream(ctx context.Context, req Request, onDelta func(Delta) error) (*Result, error)
+	// Complete runs a non-streamed call.
+	Complete(ctx context.Context, req Request) (*Result, error)
+	// Model is the configured model name.
+	Model() string
+}
+
+// Resolver finds the LLM client that applies to a user.
+type Resolver interface {
+	// Resolve returns the client for userID, or ErrNotConfigured.
+	Resolve(ctx context.Context, userID string) (Client, error)
+}

@@ -1,0 +1,229 @@
+// Package store defines the persistence contract of agentchat: chat sessions
+// owned by a (project, user), their append-only messages, the per-session
+// turn lease and abort flag, and API keys. Implementations live in
+// subpackages (sqlite, dynamo) and must all pass the conformance suite in
+// store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors returned by every Store implementation. Callers test them with
+// errors.Is; implementations wrap them with context.
+var (
+	// ErrNotFound means the item does not exist or is not owned by the caller.
+	ErrNotFound = errors.New("not found")
+	// ErrExists means a session with that thread id already exists in the project.
+	ErrExists = errors.New("already exists")
+	// ErrLeaseHeld means another turn holds the session's lease.
+	ErrLeaseHeld = errors.New("a turn is already running on this session")
+	// ErrLeaseLost means the caller's lease expired and was taken by another turn.
+	ErrLeaseLost = errors.New("turn lease lost")
+	// ErrInvalidCursor means a pagination cursor could not be decoded.
+	ErrInvalidCursor = errors.New("invalid cursor")
+)
+
+// DefaultTitle is the title of a session until one is generated or set.
+const DefaultTitle = "New Conversation"
+
+// Key identifies a session and its owner. Every session operation is scoped
+// by the full key: a session of another user is ErrNotFound.
+type Key struct {
+	ProjectID string
+	UserID    string
+	ThreadID  string
+}
+
+// Stats are the per-session statistics kept besides the token counters.
+type Stats struct {
+	// ToolCalls counts tool invocations by tool name.
+	ToolCalls map[string]int64 `json:"tool_calls"`
+	// Errors counts turns that ended with an error.
+	Errors int64 `json:"errors"`
+	// AbortedTurns counts turns stopped by an abort request or a client leaving.
+	AbortedTurns int64 `json:"aborted_turns"`
+	// Turns counts completed or failed turns.
+	Turns int64 `json:"turns"`
+}
+
+// Session is one chat thread of a user in a project.
+type Session struct {
+	ThreadID  string
+	UserID    string
+	ProjectID string
+	Title     string
+	// TitleSetByUser is true once the user renamed the session; the title
+	// generator never overwrites it then.
+	TitleSetByUser bool
+	MessageCount   int64
+	LLMCallsCount  int64
+	InputTokens    int64
+	OutputTokens   int64
+	TotalTokens    int64
+	// LastMessageAt is the zero time until the first message is appended.
+	LastMessageAt time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	Metadata      map[string]any
+	Stats         Stats
+	Pinned        bool
+}
+
+// Key returns the ownership key of s.
+func (s *Session) Key() Key {
+	return Key{ProjectID: s.ProjectID, UserID: s.UserID, ThreadID: s.ThreadID}
+}
+
+// ToolCall is a function call requested by the assistant.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the name and JSON-encoded arguments of a tool call.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one stored message of a session. Seq is assigned by the store on
+// append and is strictly increasing within a session.
+type Message struct {
+	Seq        int64
+	ID         string
+	Role       string
+	Content    string
+	Name       string
+	ToolCallID string
+	ToolCalls  []ToolCall
+	Metadata   map[string]any
+	CreatedAt  time.Time
+}
+
+// TurnStats is the statistics delta of one turn, applied atomically by
+// AddTurnStats (counters are incremented, never overwritten).
+type TurnStats struct {
+	Messages      int64
+	LLMCalls      int64
+	InputTokens   int64
+	OutputTokens  int64
+	ToolCalls     map[string]int64
+	Errors        int64
+	AbortedTurns  int64
+	Turns         int64
+	LastMessageAt time.Time
+}
+
+// Page asks for one page of a listing. Limit is 1..1000; Cursor is the
+// opaque value returned as NextCursor by the previous page, or empty.
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+// Sessions stores session metadata.
+type Sessions interface {
+	// CreateSession stores a new session; ErrExists if the project already
+	// has a session with that thread id (whoever owns it). Zero timestamps
+	// are set to now; an empty title becomes DefaultTitle.
+	CreateSession(ctx context.Context, s *Session) error
+	// GetSession returns the session, or ErrNotFound.
+	GetSession(ctx context.Context, k Key) (*Session, error)
+	// ListSessions lists the user's sessions in the project: pinned first,
+	// then UpdatedAt descending, then ThreadID descending. NextCursor is
+	// empty on the last page.
+	ListSessions(ctx context.Context, projectID, userID string, p Page) (sessions []Session, nextCursor string, err error)
+	// RenameSession sets the title as the user's own and bumps UpdatedAt.
+	RenameSession(ctx context.Context, k Key, title string) (*Session, error)
+	// SetGeneratedTitle sets a generated title unless the user renamed the
+	// session; it reports whether the title was written.
+	SetGeneratedTitle(ctx context.Context, k Key, title string) (bool, error)
+	// SetPinned pins or unpins the session and returns it.
+	SetPinned(ctx context.Context, k Key, pinned bool) (*Session, error)
+	// AddTurnStats increments the session's counters atomically and bumps
+	// UpdatedAt (and LastMessageAt when set in the delta).
+	AddTurnStats(ctx context.Context, k Key, d TurnStats) error
+	// DeleteSession removes the session, its messages, lease and abort flag.
+	DeleteSession(ctx context.Context, k Key) error
+	// DeleteProject removes every session of every user in the project. It
+	// is resumable: running it again after a cut-off run finishes the job.
+	DeleteProject(ctx context.Context, projectID string) error
+}
+
+// Messages stores the append-only conversation of a session.
+type Messages interface {
+	// AppendMessages appends msgs atomically (all or none become visible),
+	// assigns their Seq, fills empty IDs and zero CreatedAt, and returns
+	// them. ErrNotFound if the session does not exist.
+	AppendMessages(ctx context.Context, k Key, msgs []Message) ([]Message, error)
+	// ListMessages returns the last limit committed messages in order
+	// (limit <= 0 means all). ErrNotFound if the session does not exist.
+	ListMessages(ctx context.Context, k Key, limit int) ([]Message, error)
+}
+
+// Leases guard a session against concurrent turns and carry the abort flag,
+// so that any instance can stop a turn running on another.
+type Leases interface {
+	// AcquireLease takes the session's turn lease for owner until now+ttl
+	// and clears the abort flag. ErrLeaseHeld when another owner holds an
+	// unexpired lease; ErrNotFound when the session does not exist.
+	AcquireLease(ctx context.Context, k Key, owner string, ttl time.Duration) error
+	// RenewLease extends the owner's lease; ErrLeaseLost when it is gone.
+	RenewLease(ctx context.Context, k Key, owner string, ttl time.Duration) error
+	// ReleaseLease frees the owner's lease; releasing a lease that is not
+	// held by owner is a no-op.
+	ReleaseLease(ctx context.Context, k Key, owner string) error
+	// RequestAbort sets the session's abort flag; ErrNotFound when the
+	// session does not exist.
+	RequestAbort(ctx context.Context, k Key) error
+	// AbortRequested reports whether the abort flag is set.
+	AbortRequested(ctx context.Context, k Key) (bool, error)
+}
+
+// APIKey is a long-lived credential of a user. Only the hash of the secret
+// is stored.
+type APIKey struct {
+	ID        string
+	UserID    string
+	Name      string
+	Hash      string // hex SHA-256 of the secret
+	Prefix    string // the first characters of the secret, for display
+	CreatedAt time.Time
+	ExpiresAt time.Time // zero: never
+	RevokedAt time.Time // zero: active
+	LastUsed  time.Time
+}
+
+// APIKeys stores API keys.
+type APIKeys interface {
+	// CreateAPIKey stores a new key.
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// ListAPIKeys lists a user's keys, newest first (revoked ones included).
+	ListAPIKeys(ctx context.Context, userID string) ([]APIKey, error)
+	// RevokeAPIKey marks the user's key revoked; ErrNotFound otherwise.
+	RevokeAPIKey(ctx context.Context, userID, keyID string) error
+	// APIKeyByHash returns the key with that hash, or ErrNotFound.
+	APIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+}
+
+// Store is everything agentchat persists.
+type Store interface {
+	Sessions
+	Messages
+	Leases
+	APIKeys
+	// Close releases the store's resources.
+	Close() error
+}

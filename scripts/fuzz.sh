@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module briefly (go test allows one target per run).
+set -euo pipefail
+fuzztime="${1:-3s}"
+for pkg in $(go list ./...); do
+  dir=$(go list -f '{{.Dir}}' "$pkg")
+  targets=$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)\(' "$dir"/*_test.go 2>/dev/null | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/' || true)
+  for t in $targets; do
+    echo "fuzz $pkg $t ($fuzztime)"
+    go test -run='^$' -fuzz="^${t}\$" -fuzztime="$fuzztime" "$pkg"
+  done
+done
