@@ -1,0 +1,495 @@
+// Package config turns the process environment into a typed, validated
+// Config. Load checks every variable at once and reports one line per
+// problem; secrets never appear in an error, in String or in a log record.
+package config
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Store kinds accepted in STORE.
+const (
+	StoreSQLite   = "sqlite"
+	StoreDynamoDB = "dynamodb"
+)
+
+// Defaults and limits.
+const (
+	// DefaultAddr is the local server's listen address.
+	DefaultAddr = "127.0.0.1:8080"
+	// DefaultDataDir is where the local SQLite file lives.
+	DefaultDataDir = "./.data"
+	// DefaultLambdaDataDir is the only writable place inside AWS Lambda.
+	DefaultLambdaDataDir = "/tmp/agentchat"
+	// DefaultOpenAIModel is used when an LLM is configured (OPENAI_API_KEY
+	// or OPENAI_BASE_URL set) but OPENAI_MODEL is not.
+	DefaultOpenAIModel = "gpt-4o-mini"
+	// DefaultHeartbeat is the idle gap before an SSE heartbeat.
+	DefaultHeartbeat = 15 * time.Second
+	// DefaultMaxSteps bounds the LLM calls of one turn.
+	DefaultMaxSteps = 25
+	// DefaultToolTimeout bounds one tool execution.
+	DefaultToolTimeout = 60 * time.Second
+	// DefaultTurnTimeout bounds one whole turn.
+	DefaultTurnTimeout = 600 * time.Second
+	// DefaultLLMTimeout bounds one LLM call.
+	DefaultLLMTimeout = 120 * time.Second
+
+	// MinJWTSecretLen is the shortest JWT_SECRET accepted (HS256 wants a
+	// key at least as long as its 32-byte output).
+	MinJWTSecretLen = 32
+	// MinAdminTokenLen is the shortest ADMIN_TOKEN accepted.
+	MinAdminTokenLen = 32
+	// EncryptionKeyLen is the decoded length of ENCRYPTION_KEY.
+	EncryptionKeyLen = 32
+	// MaxSeconds bounds every *_SECONDS variable (one day).
+	MaxSeconds = 86400
+	// MaxMaxSteps bounds MAX_STEPS.
+	MaxMaxSteps = 10000
+)
+
+// Config is the validated configuration of one agentchat process.
+type Config struct {
+	// Addr is the local server's listen address (ADDR).
+	Addr string
+	// DataDir holds the SQLite file and, locally, the generated
+	// encryption key (DATA_DIR).
+	DataDir string
+	// Store is StoreSQLite or StoreDynamoDB (STORE).
+	Store string
+	// TableName is the DynamoDB table (TABLE_NAME), required with dynamodb.
+	TableName string
+	// DynamoDBEndpoint overrides the DynamoDB endpoint, for emulators
+	// (DYNAMODB_ENDPOINT).
+	DynamoDBEndpoint string
+	// AWSRegion is AWS_REGION, else AWS_DEFAULT_REGION.
+	AWSRegion string
+
+	// OpenAIAPIKey is the server-wide LLM key (OPENAI_API_KEY). Secret.
+	OpenAIAPIKey string
+	// OpenAIBaseURL points at any OpenAI-compatible server (OPENAI_BASE_URL);
+	// empty means the OpenAI API.
+	OpenAIBaseURL string
+	// OpenAIModel is the default model (OPENAI_MODEL); DefaultOpenAIModel
+	// when an LLM is configured without one, empty otherwise.
+	OpenAIModel string
+
+	// JWTSecret is the HS256 secret shared with the GNS3 controller
+	// (JWT_SECRET). Nil means local single-user mode. Secret.
+	JWTSecret []byte
+	// AdminToken guards administrative operations (ADMIN_TOKEN); empty
+	// disables them. Secret.
+	AdminToken string
+
+	// GNS3URL is the GNS3 controller base URL (GNS3_URL); empty means every
+	// project counts as opened and the GNS3 tools report "GNS3 not configured".
+	GNS3URL string
+	// SeerrURL is the Overseerr/Jellyseerr base URL (SEERR_URL).
+	SeerrURL string
+	// SeerrAPIKey is sent as X-Api-Key to Seerr (SEERR_API_KEY). Secret.
+	SeerrAPIKey string
+
+	// EncryptionKey is the decoded 32-byte key of ENCRYPTION_KEY, or nil
+	// when unset (then generated into DataDir locally). Secret.
+	EncryptionKey []byte
+
+	// Heartbeat is the idle gap before an SSE heartbeat (HEARTBEAT_SECONDS).
+	Heartbeat time.Duration
+	// LogLevel is LOG_LEVEL (debug, info, warn, error; default info).
+	LogLevel slog.Level
+	// MaxSteps bounds the LLM calls of one turn (MAX_STEPS).
+	MaxSteps int
+	// ToolTimeout bounds one tool run (TOOL_TIMEOUT_SECONDS).
+	ToolTimeout time.Duration
+	// TurnTimeout bounds one turn (TURN_TIMEOUT_SECONDS).
+	TurnTimeout time.Duration
+	// LLMTimeout bounds one LLM call (LLM_TIMEOUT_SECONDS).
+	LLMTimeout time.Duration
+}
+
+// Defaults are the values that differ between the local server and AWS
+// Lambda. Empty fields fall back to the local defaults.
+type Defaults struct {
+	// Store is the STORE used when the variable is unset.
+	Store string
+	// Addr is the ADDR used when the variable is unset.
+	Addr string
+	// DataDir is the DATA_DIR used when the variable is unset.
+	DataDir string
+}
+
+// LocalDefaults are the defaults of the local server: SQLite in ./.data,
+// listening on 127.0.0.1:8080.
+func LocalDefaults() Defaults {
+	return Defaults{Store: StoreSQLite, Addr: DefaultAddr, DataDir: DefaultDataDir}
+}
+
+// LambdaDefaults are the defaults inside AWS Lambda: DynamoDB, and /tmp for
+// anything written to disk.
+func LambdaDefaults() Defaults {
+	return Defaults{Store: StoreDynamoDB, Addr: DefaultAddr, DataDir: DefaultLambdaDataDir}
+}
+
+// Problem is one invalid variable.
+type Problem struct {
+	// Var is the environment variable at fault.
+	Var string
+	// Message says what is wrong, without the value of a secret.
+	Message string
+}
+
+// ValidationError lists every problem Load found.
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Error returns one line per problem.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid configuration:")
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.Var)
+		b.WriteString(": ")
+		b.WriteString(p.Message)
+	}
+	return b.String()
+}
+
+// loader accumulates problems while reading variables.
+type loader struct {
+	getenv   func(string) string
+	problems []Problem
+}
+
+func (l *loader) fail(name, format string, args ...any) {
+	l.problems = append(l.problems, Problem{Var: name, Message: fmt.Sprintf(format, args...)})
+}
+
+// str returns the trimmed value of name.
+func (l *loader) str(name string) string {
+	return strings.TrimSpace(l.getenv(name))
+}
+
+// seconds reads a whole positive number of seconds, def when unset.
+func (l *loader) seconds(name string, def time.Duration) time.Duration {
+	v := l.str(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		l.fail(name, "%s is not a whole number of seconds", quote(v))
+		return def
+	}
+	if n <= 0 || n > MaxSeconds {
+		l.fail(name, "must be between 1 and %d seconds, got %d", MaxSeconds, n)
+		return def
+	}
+	return time.Duration(n) * time.Second
+}
+
+// httpURL reads an optional http(s) base URL without a trailing slash. The
+// value is never echoed: a URL may carry credentials.
+func (l *loader) httpURL(name string) string {
+	v := l.str(name)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.Opaque != "" {
+		l.fail(name, "must be an http:// or https:// URL with a host")
+		return ""
+	}
+	if u.Fragment != "" || u.RawQuery != "" || u.ForceQuery {
+		l.fail(name, "must be a base URL without query or fragment")
+		return ""
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			l.fail(name, "has an invalid port")
+			return ""
+		}
+	}
+	return strings.TrimRight(v, "/")
+}
+
+// quote quotes a non-secret value for an error message, shortened.
+func quote(v string) string {
+	const max = 64
+	if len(v) > max {
+		v = v[:max] + "..."
+	}
+	return strconv.Quote(v)
+}
+
+var tableNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+
+// Load reads the configuration through getenv (os.Getenv in production, a
+// map in tests) and validates all of it. On any problem it returns a
+// *ValidationError listing every one. An LLM is configured when
+// OPENAI_API_KEY or OPENAI_BASE_URL is set; OPENAI_MODEL then defaults to
+// DefaultOpenAIModel.
+func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
+	if getenv == nil {
+		return nil, errors.New("config: nil getenv")
+	}
+	local := LocalDefaults()
+	if defaults.Store == "" {
+		defaults.Store = local.Store
+	}
+	if defaults.Addr == "" {
+		defaults.Addr = local.Addr
+	}
+	if defaults.DataDir == "" {
+		defaults.DataDir = local.DataDir
+	}
+	l := &loader{getenv: getenv}
+	c := &Config{}
+
+	c.Addr = l.str("ADDR")
+	if c.Addr == "" {
+		c.Addr = defaults.Addr
+	}
+	if err := checkAddr(c.Addr); err != nil {
+		l.fail("ADDR", "%v", err)
+	}
+	c.DataDir = l.str("DATA_DIR")
+	if c.DataDir == "" {
+		c.DataDir = defaults.DataDir
+	}
+
+	c.Store = strings.ToLower(l.str("STORE"))
+	if c.Store == "" {
+		c.Store = defaults.Store
+	}
+	c.TableName = l.str("TABLE_NAME")
+	c.DynamoDBEndpoint = l.httpURL("DYNAMODB_ENDPOINT")
+	c.AWSRegion = l.str("AWS_REGION")
+	if c.AWSRegion == "" {
+		c.AWSRegion = l.str("AWS_DEFAULT_REGION")
+	}
+	switch c.Store {
+	case StoreSQLite:
+	case StoreDynamoDB:
+		if c.TableName == "" {
+			l.fail("TABLE_NAME", "is required when STORE=dynamodb")
+		}
+	default:
+		l.fail("STORE", "must be %q or %q, got %s", StoreSQLite, StoreDynamoDB, quote(c.Store))
+	}
+	if c.TableName != "" && !tableNameRE.MatchString(c.TableName) {
+		l.fail("TABLE_NAME", "must be 3 to 255 characters among letters, digits, '_', '-' and '.'")
+	}
+
+	c.OpenAIAPIKey = l.str("OPENAI_API_KEY")
+	c.OpenAIBaseURL = l.httpURL("OPENAI_BASE_URL")
+	c.OpenAIModel = l.str("OPENAI_MODEL")
+	if c.OpenAIModel == "" && c.LLMConfigured() {
+		c.OpenAIModel = DefaultOpenAIModel
+	}
+
+	if s := l.getenv("JWT_SECRET"); s != "" {
+		if len(s) < MinJWTSecretLen {
+			l.fail("JWT_SECRET", "must be at least %d bytes long, got %d", MinJWTSecretLen, len(s))
+		}
+		c.JWTSecret = []byte(s)
+	}
+	c.AdminToken = l.str("ADMIN_TOKEN")
+	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenLen {
+		l.fail("ADMIN_TOKEN", "must be at least %d bytes long, got %d", MinAdminTokenLen, len(c.AdminToken))
+	}
+
+	c.GNS3URL = l.httpURL("GNS3_URL")
+	c.SeerrURL = l.httpURL("SEERR_URL")
+	c.SeerrAPIKey = l.str("SEERR_API_KEY")
+	switch {
+	case l.str("SEERR_URL") != "" && c.SeerrAPIKey == "":
+		l.fail("SEERR_API_KEY", "is required when SEERR_URL is set")
+	case l.str("SEERR_URL") == "" && c.SeerrAPIKey != "":
+		l.fail("SEERR_URL", "is required when SEERR_API_KEY is set")
+	}
+
+	if v := l.str("ENCRYPTION_KEY"); v != "" {
+		key, err := decodeKey(v)
+		switch {
+		case err != nil:
+			l.fail("ENCRYPTION_KEY", "is not valid base64")
+		case len(key) != EncryptionKeyLen:
+			l.fail("ENCRYPTION_KEY", "must decode to %d bytes, got %d", EncryptionKeyLen, len(key))
+		default:
+			c.EncryptionKey = key
+		}
+	}
+
+	c.Heartbeat = l.seconds("HEARTBEAT_SECONDS", DefaultHeartbeat)
+	c.ToolTimeout = l.seconds("TOOL_TIMEOUT_SECONDS", DefaultToolTimeout)
+	c.TurnTimeout = l.seconds("TURN_TIMEOUT_SECONDS", DefaultTurnTimeout)
+	c.LLMTimeout = l.seconds("LLM_TIMEOUT_SECONDS", DefaultLLMTimeout)
+
+	c.MaxSteps = DefaultMaxSteps
+	if v := l.str("MAX_STEPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			l.fail("MAX_STEPS", "%s is not a whole number", quote(v))
+		case n < 1 || n > MaxMaxSteps:
+			l.fail("MAX_STEPS", "must be between 1 and %d, got %d", MaxMaxSteps, n)
+		default:
+			c.MaxSteps = n
+		}
+	}
+
+	c.LogLevel = slog.LevelInfo
+	if v := l.str("LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			l.fail("LOG_LEVEL", "must be debug, info, warn or error, got %s", quote(v))
+			c.LogLevel = slog.LevelInfo
+		}
+	}
+
+	if len(l.problems) > 0 {
+		return nil, &ValidationError{Problems: l.problems}
+	}
+	return c, nil
+}
+
+// decodeKey accepts standard or URL-safe base64, padded or not.
+func decodeKey(v string) ([]byte, error) {
+	var err error
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		var b []byte
+		if b, err = enc.DecodeString(v); err == nil {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// checkAddr checks that addr is host:port with a numeric port.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s is not a host:port listen address", quote(addr))
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%s has an invalid port", quote(addr))
+	}
+	return nil
+}
+
+// CheckLoopback refuses a listen address that is not a loopback address
+// (127.0.0.0/8, ::1 or "localhost"). The local server calls it in
+// single-user mode, where anyone who can reach the port is the user; an
+// empty host (":8080") or 0.0.0.0 listens on every interface and is refused.
+func CheckLoopback(addr string) error {
+	if err := checkAddr(addr); err != nil {
+		return fmt.Errorf("ADDR: %w", err)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.WithZone("").IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("ADDR: refusing to listen on %s without JWT_SECRET: single-user mode only binds a loopback address "+
+		"(127.0.0.1, ::1 or localhost); set JWT_SECRET to serve other machines", quote(addr))
+}
+
+// SingleUser reports local single-user mode (no JWT_SECRET).
+func (c Config) SingleUser() bool { return len(c.JWTSecret) == 0 }
+
+// LLMConfigured reports whether a server-wide LLM is configured.
+func (c Config) LLMConfigured() bool { return c.OpenAIAPIKey != "" || c.OpenAIBaseURL != "" }
+
+// GNS3Configured reports whether a GNS3 controller is configured.
+func (c Config) GNS3Configured() bool { return c.GNS3URL != "" }
+
+// SeerrConfigured reports whether Seerr is configured for the media agent.
+func (c Config) SeerrConfigured() bool { return c.SeerrURL != "" && c.SeerrAPIKey != "" }
+
+// Mode is "single-user" or "jwt", for the startup banner.
+func (c Config) Mode() string {
+	if c.SingleUser() {
+		return "single-user"
+	}
+	return "jwt"
+}
+
+// redactURL hides the password of a URL.
+func redactURL(v string) string {
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return "[invalid]"
+	}
+	return u.Redacted()
+}
+
+func setOrUnset(secret bool) string {
+	if secret {
+		return "[set]"
+	}
+	return "[unset]"
+}
+
+// LogValue implements slog.LogValuer: every field, secrets reduced to
+// "[set]" or "[unset]" and URL passwords masked.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("mode", c.Mode()),
+		slog.String("data_dir", c.DataDir),
+		slog.String("store", c.Store),
+		slog.String("table_name", c.TableName),
+		slog.String("dynamodb_endpoint", redactURL(c.DynamoDBEndpoint)),
+		slog.String("aws_region", c.AWSRegion),
+		slog.String("openai_api_key", setOrUnset(c.OpenAIAPIKey != "")),
+		slog.String("openai_base_url", redactURL(c.OpenAIBaseURL)),
+		slog.String("openai_model", c.OpenAIModel),
+		slog.String("jwt_secret", setOrUnset(len(c.JWTSecret) > 0)),
+		slog.String("admin_token", setOrUnset(c.AdminToken != "")),
+		slog.String("gns3_url", redactURL(c.GNS3URL)),
+		slog.String("seerr_url", redactURL(c.SeerrURL)),
+		slog.String("seerr_api_key", setOrUnset(c.SeerrAPIKey != "")),
+		slog.String("encryption_key", setOrUnset(len(c.EncryptionKey) > 0)),
+		slog.Duration("heartbeat", c.Heartbeat),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.Int("max_steps", c.MaxSteps),
+		slog.Duration("tool_timeout", c.ToolTimeout),
+		slog.Duration("turn_timeout", c.TurnTimeout),
+		slog.Duration("llm_timeout", c.LLMTimeout),
+	)
+}
+
+// String renders the configuration like LogValue, secrets redacted.
+func (c Config) String() string {
+	var b strings.Builder
+	b.WriteString("config{")
+	for i, a := range c.LogValue().Group() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.Key)
+		b.WriteByte('=')
+		b.WriteString(a.Value.String())
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// GoString keeps %#v from printing secrets.
+func (c Config) GoString() string { return c.String() }
