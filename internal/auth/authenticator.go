@@ -1,0 +1,149 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"agentchat/internal/store"
+)
+
+// MaxCredentialLen bounds the bearer credential accepted (larger ones are
+// refused before any parsing).
+const MaxCredentialLen = 8 << 10
+
+// DefaultForwardTTL is the lifetime of the JWT minted for an API-key caller,
+// forwarded to GNS3 in Identity.Token. It covers a whole turn.
+const DefaultForwardTTL = 15 * time.Minute
+
+// Authenticator turns an Authorization header into an Identity.
+//
+// With a JWT secret it accepts "Bearer <jwt>" (checked by JWTVerifier) and
+// "Bearer ack_..." API keys (looked up by hash, revoked and expired keys
+// refused). An API-key caller gets Identity.Token = a JWT for its user id,
+// signed with the shared secret and valid DefaultForwardTTL, so the tools
+// can act on GNS3 as that user (GNS3 does not know agentchat's API keys).
+//
+// Without a secret (local single-user mode) every request is the user
+// LocalUserID, whatever the header says: credentials, API keys included,
+// are not checked, and a bearer token that is not an API key is passed on
+// in Identity.Token so that a local server can still reach a GNS3
+// controller with the user's GNS3 token.
+type Authenticator struct {
+	jwt  *JWTVerifier
+	keys store.APIKeys
+	now  func() time.Time
+}
+
+// NewAuthenticator builds an Authenticator. secret nil or empty selects
+// single-user mode; otherwise it must be at least MinSecretLen bytes. keys
+// may be nil (then every API key is refused). now is the clock; nil means
+// time.Now.
+func NewAuthenticator(secret []byte, keys store.APIKeys, now func() time.Time) (*Authenticator, error) {
+	if now == nil {
+		now = time.Now
+	}
+	a := &Authenticator{keys: keys, now: now}
+	if len(secret) > 0 {
+		v, err := NewJWTVerifier(secret, now)
+		if err != nil {
+			return nil, fmt.Errorf("new authenticator: %w", err)
+		}
+		a.jwt = v
+	}
+	return a, nil
+}
+
+// SingleUser reports local single-user mode.
+func (a *Authenticator) SingleUser() bool { return a.jwt == nil }
+
+// Verifier returns the JWT verifier, nil in single-user mode.
+func (a *Authenticator) Verifier() *JWTVerifier { return a.jwt }
+
+// Authenticate checks the Authorization header of a request. Errors:
+// ErrNoCredentials when the header is empty; ErrInvalidCredentials (wrapped
+// with a log-safe reason) for anything unacceptable. Any other error (the
+// key store failing) is an internal error, not a 401.
+func (a *Authenticator) Authenticate(ctx context.Context, authorizationHeader string) (Identity, error) {
+	header := strings.TrimSpace(authorizationHeader)
+	if a.SingleUser() {
+		id := Identity{UserID: LocalUserID, Via: ViaLocal}
+		if tok, err := bearer(header); err == nil && !IsAPIKey(tok) {
+			id.Token = tok
+		}
+		return id, nil
+	}
+	if header == "" {
+		return Identity{}, ErrNoCredentials
+	}
+	tok, err := bearer(header)
+	if err != nil {
+		return Identity{}, err
+	}
+	if IsAPIKey(tok) {
+		return a.apiKey(ctx, tok)
+	}
+	user, err := a.jwt.Verify(tok)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{UserID: user, Token: tok, Via: ViaJWT}, nil
+}
+
+// bearer extracts the credential of "Bearer <credential>" (scheme
+// case-insensitive, one credential without spaces or commas).
+func bearer(header string) (string, error) {
+	scheme, cred, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", fmt.Errorf("%w: authorization scheme is not Bearer", ErrInvalidCredentials)
+	}
+	cred = strings.TrimLeft(cred, " \t")
+	switch {
+	case cred == "":
+		return "", fmt.Errorf("%w: empty bearer credential", ErrInvalidCredentials)
+	case len(cred) > MaxCredentialLen:
+		return "", fmt.Errorf("%w: bearer credential longer than %d bytes", ErrInvalidCredentials, MaxCredentialLen)
+	case strings.ContainsAny(cred, " \t,"):
+		return "", fmt.Errorf("%w: malformed bearer credential", ErrInvalidCredentials)
+	}
+	for i := 0; i < len(cred); i++ {
+		if c := cred[i]; c < 0x21 || c > 0x7e {
+			return "", fmt.Errorf("%w: malformed bearer credential", ErrInvalidCredentials)
+		}
+	}
+	return cred, nil
+}
+
+// apiKey authenticates an "ack_" credential.
+func (a *Authenticator) apiKey(ctx context.Context, secret string) (Identity, error) {
+	if !wellFormedAPIKey(secret) {
+		return Identity{}, fmt.Errorf("%w: malformed api key", ErrInvalidCredentials)
+	}
+	if a.keys == nil {
+		return Identity{}, fmt.Errorf("%w: api keys are not enabled", ErrInvalidCredentials)
+	}
+	hash := HashAPIKey(secret)
+	k, err := a.keys.APIKeyByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return Identity{}, fmt.Errorf("%w: unknown api key", ErrInvalidCredentials)
+	}
+	if err != nil {
+		return Identity{}, fmt.Errorf("look up api key: %w", err)
+	}
+	now := a.now()
+	switch {
+	case k.Hash != hash || k.UserID == "":
+		return Identity{}, fmt.Errorf("%w: unknown api key", ErrInvalidCredentials)
+	case !k.RevokedAt.IsZero():
+		return Identity{}, fmt.Errorf("%w: api key %s revoked", ErrInvalidCredentials, k.ID)
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return Identity{}, fmt.Errorf("%w: api key %s expired", ErrInvalidCredentials, k.ID)
+	}
+	tok, err := a.jwt.Issue(k.UserID, DefaultForwardTTL)
+	if err != nil {
+		return Identity{}, fmt.Errorf("api key %s: %w", k.ID, err)
+	}
+	return Identity{UserID: k.UserID, Token: tok, Via: ViaAPIKey}, nil
+}

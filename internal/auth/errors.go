@@ -1,0 +1,18 @@
+package auth
+
+// CredentialError is an authentication failure. Its text is the public
+// message of the 401 response body; errors returned by Authenticate wrap
+// one of the two values below with a reason for logs (never a secret), so
+// test with errors.Is and answer with the sentinel's own Error().
+type CredentialError string
+
+// Error returns the public message.
+func (e CredentialError) Error() string { return string(e) }
+
+const (
+	// ErrNoCredentials: the request carries no Authorization header.
+	ErrNoCredentials CredentialError = "Not authenticated"
+	// ErrInvalidCredentials: the credential is malformed, badly signed,
+	// expired, revoked or unknown.
+	ErrInvalidCredentials CredentialError = "Could not validate credentials"
+)

@@ -1,0 +1,61 @@
+// Package auth authenticates requests: HS256 JWTs shared with the GNS3
+// controller, long-lived API keys stored only as hashes, and the local
+// single-user mode. The resulting Identity, which carries the raw bearer
+// credential for forwarding to GNS3, travels in the request context only.
+package auth
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+)
+
+// Ways an identity was established (Identity.Via).
+const (
+	ViaJWT    = "jwt"
+	ViaAPIKey = "api_key"
+	ViaLocal  = "local"
+)
+
+// LocalUserID is the user of local single-user mode.
+const LocalUserID = "local"
+
+// Identity is the authenticated caller of one request.
+type Identity struct {
+	// UserID is the JWT's sub, the API key's owner, or LocalUserID.
+	UserID string
+	// Token is the bearer credential to forward to the GNS3 controller as
+	// "Authorization: Bearer <Token>": the caller's JWT, a short-lived JWT
+	// minted for an API-key caller, or in single-user mode whatever bearer
+	// token the client sent (empty if none). Never log, store or prompt it;
+	// String, GoString, LogValue and JSON leave it out.
+	Token string `json:"-"`
+	// Via is ViaJWT, ViaAPIKey or ViaLocal.
+	Via string
+}
+
+// String describes the identity without its token.
+func (id Identity) String() string { return "user=" + id.UserID + " via=" + id.Via }
+
+// GoString keeps %#v from printing the token.
+func (id Identity) GoString() string {
+	return "auth.Identity{UserID:" + strconv.Quote(id.UserID) + ", Via:" + strconv.Quote(id.Via) + "}"
+}
+
+// LogValue implements slog.LogValuer without the token.
+func (id Identity) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("user_id", id.UserID), slog.String("via", id.Via))
+}
+
+type identityKey struct{}
+
+// WithIdentity returns a context carrying id.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// FromContext returns the identity stored by WithIdentity.
+func FromContext(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
