@@ -1,0 +1,278 @@
+// Package gns3 is a client of the GNS3 v3 controller REST API, acting with
+// the caller's own bearer token, and the project directory that decides
+// whether a project chat may run (the project exists, the user may see it,
+// and it is opened).
+package gns3
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Errors of the client. Test them with errors.Is: a *StatusError matches
+// ErrNotFound (404), ErrUnauthorized (401 and 403) and ErrForbidden (403).
+var (
+	// ErrNotFound: GNS3 answered 404.
+	ErrNotFound = errors.New("gns3: not found")
+	// ErrProjectNotFound: the project does not exist (or the caller may not
+	// know it). Returned with ErrNotFound by project-level calls.
+	ErrProjectNotFound = errors.New("gns3: project not found")
+	// ErrUnauthorized: GNS3 rejected the token (401) or the access (403).
+	ErrUnauthorized = errors.New("gns3: unauthorized")
+	// ErrForbidden: GNS3 refused the access with 403.
+	ErrForbidden = errors.New("gns3: forbidden")
+	// ErrUnavailable: the controller could not be reached or its answer
+	// could not be read.
+	ErrUnavailable = errors.New("gns3: controller unavailable")
+	// ErrInvalidID: an id is not a canonical UUID (GNS3 v3 ids are UUIDs);
+	// no request is sent.
+	ErrInvalidID = errors.New("gns3: invalid id")
+)
+
+// DefaultTimeout bounds a request when New is given no http.Client.
+const DefaultTimeout = 30 * time.Second
+
+// Response size limits.
+const (
+	maxResponse = 32 << 20
+	maxErrBody  = 64 << 10
+	maxMessage  = 300
+)
+
+// StatusError is a non-2xx answer of the controller. It never contains the
+// token.
+type StatusError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	// Message is GNS3's own error text ({"message": ...} or FastAPI's
+	// {"detail": ...}), shortened; empty when the body had none.
+	Message string
+}
+
+// Error describes the failed call.
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("gns3 %s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Is matches ErrNotFound, ErrUnauthorized and ErrForbidden by status code.
+func (e *StatusError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	}
+	return false
+}
+
+// Client calls one GNS3 v3 controller. It holds no credential: every call
+// takes the caller's bearer token. Safe for concurrent use.
+type Client struct {
+	base string // scheme://host[:port][/prefix], no trailing slash
+	hc   *http.Client
+}
+
+// New returns a client of the controller at baseURL (http or https, for
+// example "http://127.0.0.1:3080"). httpClient nil means a client with
+// DefaultTimeout.
+func New(baseURL string, httpClient *http.Client) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("gns3: base URL must be an http:// or https:// URL with a host and no query")
+	}
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: DefaultTimeout}
+	}
+	return &Client{base: strings.TrimRight(u.String(), "/"), hc: httpClient}, nil
+}
+
+// BaseURL returns the controller URL the client calls.
+func (c *Client) BaseURL() string { return c.base }
+
+// ValidID reports whether id is a canonical UUID, the form of every GNS3 v3 id.
+func ValidID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(id)
+	return err == nil
+}
+
+// Do sends method path (for example "/v3/projects/<id>/nodes", the ids in
+// it already validated) with the bearer token, in as JSON when not nil,
+// and decodes a 2xx JSON answer into out when not nil. A non-2xx answer is
+// a *StatusError; a transport failure or an unreadable answer wraps
+// ErrUnavailable (or the context's error when ctx is done).
+func (c *Client) Do(ctx context.Context, token, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("gns3 %s %s: encode request: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("gns3 %s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("gns3 %s %s: %w", method, path, ctxErr)
+		}
+		return fmt.Errorf("gns3 %s %s: %w: %v", method, path, ErrUnavailable, transportReason(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &StatusError{Method: method, Path: path, StatusCode: resp.StatusCode, Message: errorMessage(resp.Body)}
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+		return nil
+	}
+	dec := json.NewDecoder(io.LimitReader(resp.Body, maxResponse))
+	if err := dec.Decode(out); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("gns3 %s %s: %w", method, path, ctxErr)
+		}
+		return fmt.Errorf("gns3 %s %s: %w: invalid JSON answer: %v", method, path, ErrUnavailable, err)
+	}
+	return nil
+}
+
+// transportReason drops the URL from a *url.Error (it is already in our
+// message) and keeps the cause.
+func transportReason(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// errorMessage extracts GNS3's error text from an error body.
+func errorMessage(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, maxErrBody))
+	var e struct {
+		Message any `json:"message"`
+		Detail  any `json:"detail"`
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return ""
+	}
+	var msg string
+	for _, v := range []any{e.Message, e.Detail} {
+		if s, ok := v.(string); ok && s != "" {
+			msg = s
+			break
+		}
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "..."
+	}
+	return msg
+}
+
+// projectPath validates projectID and returns /v3/projects/{id}.
+func projectPath(projectID string) (string, error) {
+	if !ValidID(projectID) {
+		return "", fmt.Errorf("%w: project id %q", ErrInvalidID, shorten(projectID))
+	}
+	return "/v3/projects/" + projectID, nil
+}
+
+func shorten(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// projectErr adds ErrProjectNotFound to a 404 of a project-level call.
+func projectErr(projectID string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("project %s: %w: %w", projectID, ErrProjectNotFound, err)
+	}
+	return err
+}
+
+// GetProject returns the project (GET /v3/projects/{id}). A 404 matches
+// ErrProjectNotFound, a 401/403 ErrUnauthorized.
+func (c *Client) GetProject(ctx context.Context, token, projectID string) (*Project, error) {
+	p, err := projectPath(projectID)
+	if err != nil {
+		return nil, err
+	}
+	var out Project
+	if err := c.Do(ctx, token, http.MethodGet, p, nil, &out); err != nil {
+		return nil, projectErr(projectID, err)
+	}
+	return &out, nil
+}
+
+// GetNodes returns the project's nodes (GET /v3/projects/{id}/nodes).
+func (c *Client) GetNodes(ctx context.Context, token, projectID string) ([]Node, error) {
+	p, err := projectPath(projectID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Node{}
+	if err := c.Do(ctx, token, http.MethodGet, p+"/nodes", nil, &out); err != nil {
+		return nil, projectErr(projectID, err)
+	}
+	return out, nil
+}
+
+// GetLinks returns the project's links (GET /v3/projects/{id}/links).
+func (c *Client) GetLinks(ctx context.Context, token, projectID string) ([]Link, error) {
+	p, err := projectPath(projectID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Link{}
+	if err := c.Do(ctx, token, http.MethodGet, p+"/links", nil, &out); err != nil {
+		return nil, projectErr(projectID, err)
+	}
+	return out, nil
+}
+
+// ProjectGone reports whether the controller says the project does not
+// exist (404). It returns false with no error when the project exists, and
+// an error (ErrUnauthorized, ErrUnavailable, ...) when it cannot tell.
+func (c *Client) ProjectGone(ctx context.Context, token, projectID string) (bool, error) {
+	_, err := c.GetProject(ctx, token, projectID)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, ErrProjectNotFound):
+		return true, nil
+	default:
+		return false, err
+	}
+}
