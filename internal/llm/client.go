@@ -1,0 +1,479 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultBaseURL      = "https://api.openai.com/v1"
+	DefaultCallTimeout  = 120 * time.Second
+	DefaultMaxRetries   = 2
+	DefaultRetryBackoff = 500 * time.Millisecond
+)
+
+// maxRetryAfter is the longest Retry-After the client waits for; a longer
+// one ends the call with the rate limit error.
+const maxRetryAfter = 30 * time.Second
+
+// Option customises a Client.
+type Option func(*options)
+
+type options struct {
+	httpClient *http.Client
+	logger     *slog.Logger
+}
+
+// WithHTTPClient sets the HTTP client (default: a client on
+// http.DefaultTransport without its own timeout; the call deadline applies).
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *options) { o.httpClient = hc }
+}
+
+// WithLogger sets the logger for retries and call summaries (default:
+// slog.Default()). Nothing secret is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// client is the go-openai based Client.
+type client struct {
+	oc      *openai.Client
+	apiKey  string
+	model   string
+	timeout time.Duration
+	retries int
+	backoff time.Duration
+	log     *slog.Logger
+}
+
+// NewClient builds a Client for cfg. It fails on a missing model or an
+// invalid base URL; an empty API key is allowed (local servers).
+func NewClient(cfg Config, opts ...Option) (Client, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.httpClient == nil {
+		o.httpClient = &http.Client{}
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("llm config: model is empty")
+	}
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm config: base URL %q is not an http(s) URL", redactURL(base))
+	}
+	c := &client{
+		apiKey:  cfg.APIKey,
+		model:   cfg.Model,
+		timeout: cfg.CallTimeout,
+		retries: cfg.MaxRetries,
+		backoff: cfg.RetryBackoff,
+		log:     o.logger,
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultCallTimeout
+	}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultMaxRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.backoff <= 0 {
+		c.backoff = DefaultRetryBackoff
+	}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = base
+	oc.HTTPClient = &doer{hc: o.httpClient}
+	c.oc = openai.NewClientWithConfig(oc)
+	return c, nil
+}
+
+// redactURL keeps scheme and host of a URL for an error message.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "(unparsable)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// Model is the configured model name.
+func (c *client) Model() string { return c.model }
+
+// Stream runs a streamed call; see Client.
+func (c *client) Stream(ctx context.Context, req Request, onDelta func(Delta) error) (*Result, error) {
+	oreq, err := c.request(req, true)
+	if err != nil {
+		return &Result{}, err
+	}
+	if onDelta == nil {
+		onDelta = func(Delta) error { return nil }
+	}
+	acc := &accumulator{}
+	return c.run(ctx, acc, func(actx context.Context, st *attemptState) error {
+		return c.streamOnce(actx, st, oreq, acc, onDelta)
+	})
+}
+
+// Complete runs a non-streamed call; see Client.
+func (c *client) Complete(ctx context.Context, req Request) (*Result, error) {
+	oreq, err := c.request(req, false)
+	if err != nil {
+		return &Result{}, err
+	}
+	acc := &accumulator{}
+	var res *Result
+	r, err := c.run(ctx, acc, func(actx context.Context, st *attemptState) error {
+		resp, err := c.oc.CreateChatCompletion(actx, oreq)
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) && st.body != nil && st.body.eof {
+				// The whole body arrived: it is truncated JSON, not a lost connection.
+				return &Error{Kind: KindBadResponse, Detail: "the answer is not complete JSON"}
+			}
+			return err
+		}
+		res, err = completionResult(&resp)
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	return res, nil
+}
+
+// completionResult converts a non-streamed answer.
+func completionResult(resp *openai.ChatCompletionResponse) (*Result, error) {
+	if len(resp.Choices) == 0 {
+		return nil, &Error{Kind: KindBadResponse, Detail: "the answer has no choices"}
+	}
+	m := resp.Choices[0].Message
+	content := m.Content
+	if content == "" && m.Refusal != "" {
+		content = m.Refusal
+	}
+	r := &Result{
+		Content:      content,
+		Reasoning:    m.ReasoningContent,
+		FinishReason: string(resp.Choices[0].FinishReason),
+		Model:        resp.Model,
+		Usage: Usage{
+			PromptTokens:     resp.Usage.PromptTokens,
+			CompletionTokens: resp.Usage.CompletionTokens,
+			TotalTokens:      resp.Usage.TotalTokens,
+		},
+	}
+	if r.Usage.TotalTokens == 0 {
+		r.Usage.TotalTokens = r.Usage.PromptTokens + r.Usage.CompletionTokens
+	}
+	if len(m.ToolCalls) > 0 {
+		r.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
+		for i, tc := range m.ToolCalls {
+			tc.Index = nil
+			if tc.Type == "" {
+				tc.Type = openai.ToolTypeFunction
+			}
+			r.ToolCalls[i] = tc
+		}
+	}
+	return r, nil
+}
+
+// callbackError carries an error returned by the caller's onDelta.
+type callbackError struct{ err error }
+
+func (e *callbackError) Error() string { return e.err.Error() }
+
+// run executes attempts under the call deadline, retrying retryable
+// failures as long as nothing was delivered.
+func (c *client) run(ctx context.Context, acc *accumulator, attempt func(context.Context, *attemptState) error) (*Result, error) {
+	callCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errCallTimeout)
+	defer cancel()
+	start := time.Now()
+	for n := 1; ; n++ {
+		acc.reset()
+		st := &attemptState{}
+		err := attempt(context.WithValue(callCtx, attemptKey{}, st), st)
+		if err == nil {
+			res := acc.result()
+			c.log.Debug("llm call done", "model", c.model, "attempts", n,
+				"duration", time.Since(start), "prompt_tokens", res.Usage.PromptTokens,
+				"completion_tokens", res.Usage.CompletionTokens)
+			return res, nil
+		}
+		var cb *callbackError
+		if errors.As(err, &cb) {
+			return acc.result(), cb.err
+		}
+		le := classify(ctx, callCtx, err, c.apiKey)
+		le.Attempts = n
+		if le.RetryAfter == 0 {
+			le.RetryAfter = st.retryAfter
+		}
+		wait, ok := c.retryDelay(callCtx, le, n, acc.delivered)
+		if !ok {
+			return acc.result(), le
+		}
+		c.log.Warn("llm call retry", "model", c.model, "kind", string(le.Kind), "status", le.Status,
+			"attempt", n, "wait", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-callCtx.Done():
+			t.Stop()
+			le := classify(ctx, callCtx, callCtx.Err(), c.apiKey)
+			le.Attempts = n
+			return acc.result(), le
+		}
+	}
+}
+
+// retryDelay decides whether attempt n is retried and after how long.
+func (c *client) retryDelay(ctx context.Context, le *Error, n int, delivered bool) (time.Duration, bool) {
+	if delivered || !le.Retryable() || n > c.retries {
+		return 0, false
+	}
+	wait := min(c.backoff<<min(n-1, 16), maxRetryAfter)
+	wait += time.Duration(rand.Int64N(int64(wait)/5 + 1)) // up to +20% jitter
+	if le.RetryAfter > 0 {
+		if le.RetryAfter > maxRetryAfter {
+			return 0, false
+		}
+		wait = max(wait, le.RetryAfter)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+		return 0, false
+	}
+	return wait, true
+}
+
+// streamOnce runs one streamed attempt.
+func (c *client) streamOnce(ctx context.Context, st *attemptState, oreq openai.ChatCompletionRequest,
+	acc *accumulator, onDelta func(Delta) error) error {
+	stream, err := c.oc.CreateChatCompletionStream(ctx, oreq)
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	emit := func(d Delta) error {
+		if err := onDelta(d); err != nil {
+			return &callbackError{err: err}
+		}
+		return nil
+	}
+	var chunk streamChunk
+	for {
+		raw, err := stream.RecvRaw()
+		if errors.Is(err, io.EOF) {
+			switch {
+			case st.body == nil || st.body.endedWithDone():
+				return nil
+			case acc.finish != "":
+				return nil // no [DONE], but the answer was complete
+			case acc.chunks == 0:
+				return &Error{Kind: KindBadResponse, Detail: "the stream held no chunk"}
+			}
+			return errStreamTruncated
+		}
+		if err != nil {
+			return err
+		}
+		if err := chunk.decode(raw); err != nil {
+			return err
+		}
+		if err := acc.add(&chunk, emit); err != nil {
+			return err
+		}
+	}
+}
+
+// reasoningModel reports models that take max_completion_tokens and
+// reject max_tokens.
+func reasoningModel(model string) bool {
+	for _, p := range [...]string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// request converts a Request to go-openai's.
+func (c *client) request(req Request, stream bool) (openai.ChatCompletionRequest, error) {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	if len(req.Messages) == 0 {
+		return openai.ChatCompletionRequest{}, &Error{Kind: KindBadRequest, Detail: "the request has no messages"}
+	}
+	if req.MaxTokens < 0 {
+		return openai.ChatCompletionRequest{}, &Error{Kind: KindBadRequest, Detail: "max tokens is negative"}
+	}
+	o := openai.ChatCompletionRequest{
+		Model:    model,
+		Messages: req.Messages,
+		Stop:     req.Stop,
+		Stream:   stream,
+	}
+	if len(req.Tools) > 0 {
+		o.Tools = req.Tools
+	}
+	if stream {
+		o.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	if t := req.Temperature; t != nil {
+		switch {
+		case *t < 0 || *t > 2 || math.IsNaN(float64(*t)):
+			return openai.ChatCompletionRequest{}, &Error{Kind: KindBadRequest,
+				Detail: fmt.Sprintf("temperature %v is outside [0, 2]", *t)}
+		case *t == 0:
+			// go-openai omits a zero temperature; this is the documented way
+			// to send (practically) zero.
+			o.Temperature = math.SmallestNonzeroFloat32
+		default:
+			o.Temperature = *t
+		}
+	}
+	if req.MaxTokens > 0 {
+		if reasoningModel(model) {
+			o.MaxCompletionTokens = req.MaxTokens
+		} else {
+			// max_tokens is what most OpenAI-compatible servers understand.
+			//lint:ignore SA1019 deliberate: compatible servers often ignore max_completion_tokens
+			o.MaxTokens = req.MaxTokens
+		}
+	}
+	return o, nil
+}
+
+// attemptKey is the context key of an attempt's *attemptState.
+type attemptKey struct{}
+
+// attemptState is what the transport observed during one attempt.
+type attemptState struct {
+	retryAfter time.Duration
+	body       *trackedBody
+}
+
+// doer is go-openai's HTTP client: it records Retry-After and watches the
+// stream's end for the attempt in the request context.
+type doer struct{ hc *http.Client }
+
+// Do sends req.
+func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.hc.Do(req)
+	if err != nil {
+		return resp, err
+	}
+	st, _ := req.Context().Value(attemptKey{}).(*attemptState)
+	if st == nil {
+		return resp, nil
+	}
+	if resp.StatusCode >= 400 {
+		st.retryAfter = parseRetryAfter(resp.Header, time.Now())
+		return resp, nil
+	}
+	st.body = &trackedBody{rc: resp.Body}
+	resp.Body = st.body
+	return resp, nil
+}
+
+// parseRetryAfter reads retry-after-ms or Retry-After (seconds or date).
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// tailSize is how much of the body's end trackedBody keeps.
+const tailSize = 32
+
+// trackedBody remembers the last bytes of a stream so that a clean end of
+// the connection can be told apart from a stream that ended with [DONE].
+type trackedBody struct {
+	rc   io.ReadCloser
+	tail [tailSize]byte
+	n    int
+	eof  bool
+}
+
+// Read reads from the response body.
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.keep(p[:n])
+	}
+	if errors.Is(err, io.EOF) {
+		b.eof = true
+	}
+	return n, err
+}
+
+func (b *trackedBody) keep(p []byte) {
+	if len(p) >= tailSize {
+		b.n = copy(b.tail[:], p[len(p)-tailSize:])
+		return
+	}
+	if over := b.n + len(p) - tailSize; over > 0 {
+		copy(b.tail[:], b.tail[over:b.n])
+		b.n -= over
+	}
+	b.n += copy(b.tail[b.n:], p)
+}
+
+// Close closes the response body.
+func (b *trackedBody) Close() error { return b.rc.Close() }
+
+// endedWithDone reports whether the stream ended with "data: [DONE]" (the
+// reader stops at [DONE] before the body ends, or the body's last line is it).
+func (b *trackedBody) endedWithDone() bool {
+	if !b.eof {
+		return true
+	}
+	t := bytes.TrimRight(b.tail[:b.n], " \t\r\n")
+	rest, ok := bytes.CutSuffix(t, []byte("[DONE]"))
+	if !ok {
+		return false
+	}
+	return bytes.HasSuffix(bytes.TrimRight(rest, " \t"), []byte("data:"))
+}
