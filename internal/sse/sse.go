@@ -1,0 +1,195 @@
+// Package sse writes Server-Sent Events: the framing (`data: ...\n\n` and
+// `: comment` lines), a flush after every event, and heartbeats after a
+// period of silence. It works on any http.ResponseWriter, flushing through
+// http.ResponseController when the writer supports it, so that each event
+// leaves the server as soon as it is written.
+package sse
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Stream writes events to one response. Its methods are safe for concurrent
+// use (the heartbeat goroutine writes beside the producer).
+type Stream struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	mu      sync.Mutex
+	err     error
+	closed  bool
+	lastAt  time.Time
+	stop    chan struct{}
+	stopped chan struct{}
+	buf     []byte
+}
+
+// Header sets the SSE response headers on h.
+func Header(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Connection", "keep-alive")
+}
+
+// Start writes the SSE headers with status 200 and a first comment, flushes
+// them, and returns the stream. Headers set on w before Start are kept.
+func Start(w http.ResponseWriter) *Stream {
+	Header(w.Header())
+	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now()}
+	w.WriteHeader(http.StatusOK)
+	s.write([]byte(": stream open\n\n"))
+	return s
+}
+
+// Err returns the first write error (typically: the client went away).
+func (s *Stream) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// JSON writes v as one `data:` event and flushes it.
+func (s *Stream) JSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode sse event: %w", err)
+	}
+	return s.Data(b)
+}
+
+// Data writes one `data:` event whose payload is b (a payload with newlines
+// is split over several data lines, as the SSE format requires) and flushes.
+func (s *Stream) Data(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = s.buf[:0]
+	for {
+		i := indexNewline(b)
+		s.buf = append(s.buf, "data: "...)
+		if i < 0 {
+			s.buf = append(s.buf, b...)
+			s.buf = append(s.buf, '\n')
+			break
+		}
+		s.buf = append(s.buf, b[:i]...)
+		s.buf = append(s.buf, '\n')
+		b = b[i+1:]
+	}
+	s.buf = append(s.buf, '\n')
+	return s.writeLocked(s.buf)
+}
+
+// Comment writes a `: text` comment line (ignored by clients) and flushes.
+func (s *Stream) Comment(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
+	return s.writeLocked([]byte(": " + text + "\n\n"))
+}
+
+// Heartbeat calls beat whenever interval passes without an event being
+// written, until Close. beat usually writes an event through the stream
+// (s.JSON or s.Comment). A non-positive interval disables heartbeats.
+func (s *Stream) Heartbeat(interval time.Duration, beat func(*Stream)) {
+	if interval <= 0 {
+		return
+	}
+	s.mu.Lock()
+	if s.stop != nil || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.stop = make(chan struct{})
+	s.stopped = make(chan struct{})
+	stop, stopped := s.stop, s.stopped
+	s.mu.Unlock()
+
+	go func() {
+		defer close(stopped)
+		t := time.NewTimer(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			s.mu.Lock()
+			idle := time.Since(s.lastAt)
+			failed := s.err != nil
+			s.mu.Unlock()
+			if failed {
+				return
+			}
+			if idle >= interval {
+				beat(s)
+				t.Reset(interval)
+			} else {
+				t.Reset(interval - idle)
+			}
+		}
+	}()
+}
+
+// Close stops the heartbeat and waits for it to finish. Later writes are
+// dropped with an error.
+func (s *Stream) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	stop, stopped := s.stop, s.stopped
+	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-stopped
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// ErrClosed is returned by writes after Close.
+var ErrClosed = errors.New("sse stream closed")
+
+func (s *Stream) write(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.writeLocked(b)
+}
+
+func (s *Stream) writeLocked(b []byte) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.err = fmt.Errorf("write sse event: %w", err)
+		return s.err
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		s.err = fmt.Errorf("flush sse event: %w", err)
+		return s.err
+	}
+	s.lastAt = time.Now()
+	return nil
+}
+
+func indexNewline(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
