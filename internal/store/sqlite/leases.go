@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"agentchat/internal/store"
+)
+
+// sessionExists reports whether the caller's session exists, inside tx.
+func sessionExists(ctx context.Context, tx *sql.Tx, k store.Key) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// leaseUntil is the stored expiry of a lease taken now for ttl.
+func (s *Store) leaseUntil(ttl time.Duration) (now, until string, err error) {
+	if ttl <= 0 {
+		return "", "", fmt.Errorf("lease ttl %v is not positive", ttl)
+	}
+	t := s.now()
+	until, err = encTime(t.Add(ttl))
+	if err != nil {
+		return "", "", err
+	}
+	return t.UTC().Format(timeLayout), until, nil
+}
+
+// AcquireLease takes the session's turn lease for owner until now+ttl and
+// clears the abort flag.
+func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
+	if owner == "" {
+		return fmt.Errorf("acquire lease on session %s: empty owner", k.ThreadID)
+	}
+	now, until, err := s.leaseUntil(ttl)
+	if err != nil {
+		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0
+WHERE `+keyWhere+` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`,
+			append(append([]any{owner, until}, keyArgs(k)...), owner, now)...)
+		if err != nil {
+			return err
+		}
+		if n, err := rowsAffected(res); err != nil || n == 1 {
+			return err
+		}
+		ok, err := sessionExists(ctx, tx, k)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return store.ErrNotFound
+		}
+		return store.ErrLeaseHeld
+	})
+	if err != nil {
+		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// RenewLease extends the owner's lease to now+ttl; store.ErrLeaseLost when
+// another owner holds it or it was released.
+func (s *Store) RenewLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
+	if owner == "" {
+		return fmt.Errorf("renew lease on session %s: empty owner", k.ThreadID)
+	}
+	_, until, err := s.leaseUntil(ttl)
+	if err != nil {
+		return fmt.Errorf("renew lease on session %s: %w", k.ThreadID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_until = ? WHERE `+keyWhere+` AND lease_owner = ?`,
+			append(append([]any{until}, keyArgs(k)...), owner)...)
+		if err != nil {
+			return err
+		}
+		if n, err := rowsAffected(res); err != nil || n == 1 {
+			return err
+		}
+		ok, err := sessionExists(ctx, tx, k)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return store.ErrNotFound
+		}
+		return store.ErrLeaseLost
+	})
+	if err != nil {
+		return fmt.Errorf("renew lease on session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// ReleaseLease frees the owner's lease; it is a no-op when owner does not
+// hold it.
+func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_owner = '', lease_until = '' WHERE `+keyWhere+` AND lease_owner = ?`,
+			append(keyArgs(k), owner)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("release lease on session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// RequestAbort sets the session's abort flag.
+func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET abort_requested = 1 WHERE `+keyWhere, keyArgs(k)...)
+		if err != nil {
+			return err
+		}
+		n, err := rowsAffected(res)
+		if err == nil && n == 0 {
+			err = store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("request abort of session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// AbortRequested reports whether the abort flag is set; store.ErrNotFound
+// when the session does not exist.
+func (s *Store) AbortRequested(ctx context.Context, k store.Key) (bool, error) {
+	var ab bool
+	err := s.r.QueryRowContext(ctx, `SELECT abort_requested FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&ab)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return false, fmt.Errorf("read abort flag of session %s: %w", k.ThreadID, err)
+	}
+	return ab, nil
+}

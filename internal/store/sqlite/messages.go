@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"agentchat/internal/store"
+)
+
+// validRole reports whether r is one of the store's message roles.
+func validRole(r string) bool {
+	switch r {
+	case store.RoleSystem, store.RoleUser, store.RoleAssistant, store.RoleTool:
+		return true
+	}
+	return false
+}
+
+// AppendMessages appends msgs atomically, assigns their Seq, fills empty IDs
+// and zero CreatedAt, and returns them. The messages and the session's
+// commit marker (msg_seq) are written in one transaction.
+func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Message) ([]store.Message, error) {
+	out := make([]store.Message, len(msgs))
+	type row struct{ toolCalls, metadata, created string }
+	rows := make([]row, len(msgs))
+	now := s.now().UTC()
+	for i, m := range msgs {
+		if !validRole(m.Role) {
+			return nil, fmt.Errorf("append to session %s: message %d: unknown role %q", k.ThreadID, i, m.Role)
+		}
+		if m.ID == "" {
+			m.ID = uuid.NewString()
+		}
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = now
+		} else {
+			m.CreatedAt = m.CreatedAt.UTC()
+		}
+		var err error
+		if rows[i].created, err = encTime(m.CreatedAt); err != nil {
+			return nil, fmt.Errorf("append to session %s: message %d: %w", k.ThreadID, i, err)
+		}
+		if len(m.ToolCalls) > 0 {
+			b, err := json.Marshal(m.ToolCalls)
+			if err != nil {
+				return nil, fmt.Errorf("append to session %s: message %d: tool calls: %w", k.ThreadID, i, err)
+			}
+			rows[i].toolCalls = string(b)
+		}
+		if rows[i].metadata, err = encJSON(m.Metadata); err != nil {
+			return nil, fmt.Errorf("append to session %s: message %d: metadata: %w", k.ThreadID, i, err)
+		}
+		out[i] = m
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `SELECT msg_seq FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
+	(project_id, thread_id, seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = stmt.Close() }()
+		for i := range out {
+			seq++
+			out[i].Seq = seq
+			m := &out[i]
+			if _, err := stmt.ExecContext(ctx, k.ProjectID, k.ThreadID, seq, m.ID, m.Role, m.Content, m.Name,
+				m.ToolCallID, rows[i].toolCalls, rows[i].metadata, rows[i].created); err != nil {
+				return fmt.Errorf("insert message %d: %w", i, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET msg_seq = ? WHERE `+keyWhere, append([]any{seq}, keyArgs(k)...)...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append to session %s: %w", k.ThreadID, err)
+	}
+	return out, nil
+}
+
+// ListMessages returns the last limit committed messages in order (limit
+// <= 0 means all).
+func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]store.Message, error) {
+	var out []store.Message
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		var committed int64
+		err := tx.QueryRowContext(ctx, `SELECT msg_seq FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&committed)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		q := `SELECT seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at
+FROM messages WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq DESC`
+		args := []any{k.ProjectID, k.ThreadID, committed}
+		if limit > 0 {
+			q += ` LIMIT ?`
+			args = append(args, limit)
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var (
+				m                            store.Message
+				toolCalls, metadata, created string
+			)
+			if err := rows.Scan(&m.Seq, &m.ID, &m.Role, &m.Content, &m.Name, &m.ToolCallID, &toolCalls, &metadata, &created); err != nil {
+				return err
+			}
+			if toolCalls != "" {
+				if err := json.Unmarshal([]byte(toolCalls), &m.ToolCalls); err != nil {
+					return fmt.Errorf("decode tool calls of message %d: %w", m.Seq, err)
+				}
+			}
+			if metadata != "" {
+				if err := json.Unmarshal([]byte(metadata), &m.Metadata); err != nil {
+					return fmt.Errorf("decode metadata of message %d: %w", m.Seq, err)
+				}
+			}
+			if m.CreatedAt, err = decTime(created); err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list messages of session %s: %w", k.ThreadID, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}

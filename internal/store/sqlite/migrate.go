@@ -1,0 +1,103 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; migration i brings the schema to
+// version i+1. Never edit a released migration: append a new one.
+var migrations = []string{
+	// 1: sessions with their commit marker, lease and abort flag; messages;
+	// API keys.
+	`
+CREATE TABLE sessions (
+	project_id        TEXT    NOT NULL,
+	thread_id         TEXT    NOT NULL,
+	user_id           TEXT    NOT NULL,
+	title             TEXT    NOT NULL,
+	title_set_by_user INTEGER NOT NULL DEFAULT 0,
+	pinned            INTEGER NOT NULL DEFAULT 0,
+	message_count     INTEGER NOT NULL DEFAULT 0,
+	llm_calls         INTEGER NOT NULL DEFAULT 0,
+	input_tokens      INTEGER NOT NULL DEFAULT 0,
+	output_tokens     INTEGER NOT NULL DEFAULT 0,
+	total_tokens      INTEGER NOT NULL DEFAULT 0,
+	errors            INTEGER NOT NULL DEFAULT 0,
+	aborted_turns     INTEGER NOT NULL DEFAULT 0,
+	turns             INTEGER NOT NULL DEFAULT 0,
+	tool_calls        TEXT    NOT NULL DEFAULT '',
+	metadata          TEXT    NOT NULL DEFAULT '',
+	last_message_at   TEXT    NOT NULL DEFAULT '',
+	created_at        TEXT    NOT NULL,
+	updated_at        TEXT    NOT NULL,
+	msg_seq           INTEGER NOT NULL DEFAULT 0,
+	lease_owner       TEXT    NOT NULL DEFAULT '',
+	lease_until       TEXT    NOT NULL DEFAULT '',
+	abort_requested   INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (project_id, thread_id)
+) WITHOUT ROWID;
+
+CREATE INDEX sessions_by_user ON sessions (project_id, user_id, pinned, updated_at, thread_id);
+
+CREATE TABLE messages (
+	project_id   TEXT    NOT NULL,
+	thread_id    TEXT    NOT NULL,
+	seq          INTEGER NOT NULL,
+	id           TEXT    NOT NULL,
+	role         TEXT    NOT NULL,
+	content      TEXT    NOT NULL,
+	name         TEXT    NOT NULL DEFAULT '',
+	tool_call_id TEXT    NOT NULL DEFAULT '',
+	tool_calls   TEXT    NOT NULL DEFAULT '',
+	metadata     TEXT    NOT NULL DEFAULT '',
+	created_at   TEXT    NOT NULL,
+	PRIMARY KEY (project_id, thread_id, seq),
+	FOREIGN KEY (project_id, thread_id) REFERENCES sessions (project_id, thread_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+CREATE TABLE api_keys (
+	id         TEXT NOT NULL PRIMARY KEY,
+	user_id    TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	hash       TEXT NOT NULL UNIQUE,
+	prefix     TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	expires_at TEXT NOT NULL DEFAULT '',
+	revoked_at TEXT NOT NULL DEFAULT '',
+	last_used  TEXT NOT NULL DEFAULT ''
+);
+
+CREATE INDEX api_keys_by_user ON api_keys (user_id, created_at, id);
+`,
+}
+
+// migrate brings the schema up to date. It runs in one write transaction,
+// so concurrent openers of the same file apply each migration once.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER NOT NULL PRIMARY KEY,
+	applied_at TEXT    NOT NULL
+)`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		var current int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if current > len(migrations) {
+			return fmt.Errorf("database schema version %d is newer than this program's %d", current, len(migrations))
+		}
+		for v := current + 1; v <= len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+				return fmt.Errorf("apply migration %d: %w", v, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, s.nowText()); err != nil {
+				return fmt.Errorf("record migration %d: %w", v, err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,390 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"agentchat/internal/store"
+)
+
+// sessionCols are the columns scanned by scanSession, in order.
+const sessionCols = `project_id, thread_id, user_id, title, title_set_by_user, pinned,
+	message_count, llm_calls, input_tokens, output_tokens, total_tokens,
+	errors, aborted_turns, turns, tool_calls, metadata,
+	last_message_at, created_at, updated_at`
+
+// keyWhere matches one session of its owner; its arguments are keyArgs.
+const keyWhere = `project_id = ? AND thread_id = ? AND user_id = ?`
+
+func keyArgs(k store.Key) []any { return []any{k.ProjectID, k.ThreadID, k.UserID} }
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(row scanner) (*store.Session, error) {
+	var (
+		s                         store.Session
+		toolCalls, metadata       string
+		lastMsg, created, updated string
+		titleByUser, pinned       bool
+	)
+	err := row.Scan(&s.ProjectID, &s.ThreadID, &s.UserID, &s.Title, &titleByUser, &pinned,
+		&s.MessageCount, &s.LLMCallsCount, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
+		&s.Stats.Errors, &s.Stats.AbortedTurns, &s.Stats.Turns, &toolCalls, &metadata,
+		&lastMsg, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	s.TitleSetByUser, s.Pinned = titleByUser, pinned
+	if toolCalls != "" {
+		if err := json.Unmarshal([]byte(toolCalls), &s.Stats.ToolCalls); err != nil {
+			return nil, fmt.Errorf("decode tool call stats of %s: %w", s.ThreadID, err)
+		}
+	}
+	if metadata != "" {
+		if err := json.Unmarshal([]byte(metadata), &s.Metadata); err != nil {
+			return nil, fmt.Errorf("decode metadata of %s: %w", s.ThreadID, err)
+		}
+	}
+	if s.LastMessageAt, err = decTime(lastMsg); err != nil {
+		return nil, err
+	}
+	if s.CreatedAt, err = decTime(created); err != nil {
+		return nil, err
+	}
+	if s.UpdatedAt, err = decTime(updated); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// encJSON encodes a map as JSON text; an empty map is "".
+func encJSON[V any](m map[string]V) (string, error) {
+	if len(m) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func checkKey(k store.Key) error {
+	switch {
+	case k.ProjectID == "":
+		return errors.New("empty project id")
+	case k.UserID == "":
+		return errors.New("empty user id")
+	case k.ThreadID == "":
+		return errors.New("empty thread id")
+	}
+	return nil
+}
+
+// CreateSession stores a new session; see store.Sessions. It fills the
+// defaults (title, timestamps) into s.
+func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	if sess == nil {
+		return errors.New("create session: nil session")
+	}
+	if err := checkKey(sess.Key()); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	now := s.now().UTC()
+	title := sess.Title
+	if title == "" {
+		title = store.DefaultTitle
+	}
+	created, updated := sess.CreatedAt, sess.UpdatedAt
+	if created.IsZero() {
+		created = now
+	}
+	if updated.IsZero() {
+		updated = now
+	}
+	createdText, err := encTime(created)
+	if err != nil {
+		return fmt.Errorf("create session %s: created_at: %w", sess.ThreadID, err)
+	}
+	updatedText, err := encTime(updated)
+	if err != nil {
+		return fmt.Errorf("create session %s: updated_at: %w", sess.ThreadID, err)
+	}
+	lastText, err := encTime(sess.LastMessageAt)
+	if err != nil {
+		return fmt.Errorf("create session %s: last_message_at: %w", sess.ThreadID, err)
+	}
+	toolCalls, err := encJSON(sess.Stats.ToolCalls)
+	if err != nil {
+		return fmt.Errorf("create session %s: tool call stats: %w", sess.ThreadID, err)
+	}
+	metadata, err := encJSON(sess.Metadata)
+	if err != nil {
+		return fmt.Errorf("create session %s: metadata: %w", sess.ThreadID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (project_id, thread_id) DO NOTHING`,
+			sess.ProjectID, sess.ThreadID, sess.UserID, title, sess.TitleSetByUser, sess.Pinned,
+			sess.MessageCount, sess.LLMCallsCount, sess.InputTokens, sess.OutputTokens, sess.TotalTokens,
+			sess.Stats.Errors, sess.Stats.AbortedTurns, sess.Stats.Turns, toolCalls, metadata,
+			lastText, createdText, updatedText)
+		if err != nil {
+			return err
+		}
+		n, err := rowsAffected(res)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrExists
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("create session %s in project %s: %w", sess.ThreadID, sess.ProjectID, err)
+	}
+	sess.Title, sess.CreatedAt, sess.UpdatedAt = title, created, updated
+	return nil
+}
+
+// GetSession returns the session, or store.ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
+	sess, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+keyWhere, keyArgs(k)...))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get session %s: %w", k.ThreadID, err)
+	}
+	return sess, nil
+}
+
+// ListSessions lists the user's sessions in the project: pinned first, then
+// UpdatedAt descending, then ThreadID descending.
+func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p store.Page) ([]store.Session, string, error) {
+	if p.Limit < 1 || p.Limit > 1000 {
+		return nil, "", fmt.Errorf("list sessions: limit %d not in 1..1000", p.Limit)
+	}
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE project_id = ? AND user_id = ?`
+	args := []any{projectID, userID}
+	if p.Cursor != "" {
+		c, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", err)
+		}
+		q += ` AND (pinned, updated_at, thread_id) < (?, ?, ?)`
+		args = append(args, c.Pinned, c.UpdatedAt, c.ThreadID)
+	}
+	q += ` ORDER BY pinned DESC, updated_at DESC, thread_id DESC LIMIT ?`
+	args = append(args, p.Limit+1)
+
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []store.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, *sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	next := ""
+	if len(out) > p.Limit {
+		out = out[:p.Limit]
+		last := out[len(out)-1]
+		upd, err := encTime(last.UpdatedAt)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", err)
+		}
+		next = encodeCursor(cursor{Pinned: last.Pinned, UpdatedAt: upd, ThreadID: last.ThreadID})
+	}
+	return out, next, nil
+}
+
+// updateReturning runs an UPDATE ... RETURNING of one session.
+func (s *Store) updateReturning(ctx context.Context, what string, k store.Key, set string, args ...any) (*store.Session, error) {
+	var sess *store.Session
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		sess, err = scanSession(tx.QueryRowContext(ctx,
+			`UPDATE sessions SET `+set+` WHERE `+keyWhere+` RETURNING `+sessionCols,
+			append(args, keyArgs(k)...)...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s session %s: %w", what, k.ThreadID, err)
+	}
+	return sess, nil
+}
+
+// RenameSession sets the title as the user's own and bumps UpdatedAt.
+func (s *Store) RenameSession(ctx context.Context, k store.Key, title string) (*store.Session, error) {
+	return s.updateReturning(ctx, "rename", k, `title = ?, title_set_by_user = 1, updated_at = ?`, title, s.nowText())
+}
+
+// SetPinned pins or unpins the session and returns it.
+func (s *Store) SetPinned(ctx context.Context, k store.Key, pinned bool) (*store.Session, error) {
+	return s.updateReturning(ctx, "pin", k, `pinned = ?`, pinned)
+}
+
+// SetGeneratedTitle sets a generated title unless the user renamed the
+// session; it reports whether the title was written.
+func (s *Store) SetGeneratedTitle(ctx context.Context, k store.Key, title string) (bool, error) {
+	var written bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var byUser bool
+		err := tx.QueryRowContext(ctx, `SELECT title_set_by_user FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&byUser)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil || byUser {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE `+keyWhere, append([]any{title}, keyArgs(k)...)...); err != nil {
+			return err
+		}
+		written = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("set generated title of session %s: %w", k.ThreadID, err)
+	}
+	return written, nil
+}
+
+// AddTurnStats increments the session's counters atomically and bumps
+// UpdatedAt (and LastMessageAt when set in the delta).
+func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats) error {
+	last, err := encTime(d.LastMessageAt)
+	if err != nil {
+		return fmt.Errorf("add turn stats to session %s: last_message_at: %w", k.ThreadID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var toolCallsText string
+		err := tx.QueryRowContext(ctx, `SELECT tool_calls FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&toolCallsText)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if len(d.ToolCalls) > 0 {
+			toolCalls := map[string]int64{}
+			if toolCallsText != "" {
+				if err := json.Unmarshal([]byte(toolCallsText), &toolCalls); err != nil {
+					return fmt.Errorf("decode tool call stats: %w", err)
+				}
+			}
+			for name, n := range d.ToolCalls {
+				toolCalls[name] += n
+			}
+			if toolCallsText, err = encJSON(toolCalls); err != nil {
+				return fmt.Errorf("encode tool call stats: %w", err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET
+	message_count = message_count + ?, llm_calls = llm_calls + ?,
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?,
+	errors = errors + ?, aborted_turns = aborted_turns + ?, turns = turns + ?,
+	tool_calls = ?, updated_at = ?,
+	last_message_at = CASE WHEN ? = '' THEN last_message_at ELSE ? END
+WHERE `+keyWhere,
+			append([]any{d.Messages, d.LLMCalls, d.InputTokens, d.OutputTokens, d.InputTokens + d.OutputTokens,
+				d.Errors, d.AbortedTurns, d.Turns, toolCallsText, s.nowText(), last, last}, keyArgs(k)...)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("add turn stats to session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// DeleteSession removes the session, its messages, lease and abort flag.
+func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return deleteThread(ctx, tx, k.ProjectID, k.ThreadID)
+	})
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// deleteThread removes a thread's messages, then its session row.
+func deleteThread(ctx context.Context, tx *sql.Tx, projectID, threadID string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE project_id = ? AND thread_id = ?`, projectID, threadID); err != nil {
+		return fmt.Errorf("delete messages: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE project_id = ? AND thread_id = ?`, projectID, threadID); err != nil {
+		return fmt.Errorf("delete session row: %w", err)
+	}
+	return nil
+}
+
+// deleteProjectBatch is how many threads one DeleteProject transaction
+// removes, so that a large project does not hold the writer for long.
+const deleteProjectBatch = 50
+
+// DeleteProject removes every session of every user in the project, a batch
+// of threads per transaction; running it again finishes a cut-off run.
+func (s *Store) DeleteProject(ctx context.Context, projectID string) error {
+	for {
+		var n int
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT thread_id FROM sessions WHERE project_id = ? LIMIT ?`, projectID, deleteProjectBatch)
+			if err != nil {
+				return err
+			}
+			var threads []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					_ = rows.Close()
+					return err
+				}
+				threads = append(threads, id)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, id := range threads {
+				if err := deleteThread(ctx, tx, projectID, id); err != nil {
+					return fmt.Errorf("thread %s: %w", id, err)
+				}
+			}
+			n = len(threads)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete project %s: %w", projectID, err)
+		}
+		if n < deleteProjectBatch {
+			return nil
+		}
+	}
+}

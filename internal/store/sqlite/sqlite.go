@@ -1,0 +1,177 @@
+// Package sqlite is the embedded store.Store of agentchat: one SQLite file
+// (modernc.org/sqlite, no cgo) in WAL mode, used by the local server.
+//
+// Writes go through a single connection that opens every transaction with
+// BEGIN IMMEDIATE, so concurrent requests of one process queue in Go instead
+// of failing with SQLITE_BUSY, and other processes on the same file wait on
+// busy_timeout. Reads use a separate pool of query-only connections and see
+// a consistent WAL snapshot per transaction.
+//
+// Sessions carry msg_seq, the sequence number of their last committed
+// message (the commit marker of the design); readers never return messages
+// past it. In SQLite the marker and the messages are written in one
+// transaction, so a half-written append is never visible.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"agentchat/internal/store"
+)
+
+// busyTimeout is how long a connection waits for another process's lock.
+const busyTimeout = 10 * time.Second
+
+// Store is the SQLite implementation of store.Store. It is safe for
+// concurrent use.
+type Store struct {
+	w   *sql.DB // the single writer connection
+	r   *sql.DB // query-only reader connections
+	now func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the SQLite database file at path and
+// applies migrations idempotently.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open sqlite store: empty path")
+	}
+	// The driver reads parameters after the first '?', and a DSN without
+	// the "file:" prefix is a plain file name (no URI %-decoding).
+	if strings.Contains(path, "?") || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("open sqlite store %q: path must not contain '?' or start with \"file:\"", path)
+	}
+	params := url.Values{}
+	params.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	params.Set("_foreign_keys", "1")
+	params.Set("_synchronous", "NORMAL")
+
+	wp := url.Values{}
+	for k, v := range params {
+		wp[k] = v
+	}
+	wp.Set("_journal_mode", "WAL")
+	wp.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite", path+"?"+wp.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+
+	s := &Store{w: w, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+
+	rp := url.Values{}
+	for k, v := range params {
+		rp[k] = v
+	}
+	rp.Set("_query_only", "1")
+	r, err := sql.Open("sqlite", path+"?"+rp.Encode())
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	if err := r.PingContext(ctx); err != nil {
+		_ = w.Close()
+		_ = r.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	s.r = r
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE on the writer).
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin write: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// read runs fn in a read transaction: one consistent snapshot.
+func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
+}
+
+// timeLayout is fixed width, so stored timestamps sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// encTime formats t as fixed-width UTC text; the zero time is "".
+func encTime(t time.Time) (string, error) {
+	if t.IsZero() {
+		return "", nil
+	}
+	u := t.UTC()
+	if y := u.Year(); y < 1 || y > 9999 {
+		return "", fmt.Errorf("time %v out of range (years 1..9999)", t)
+	}
+	return u.Format(timeLayout), nil
+}
+
+// decTime parses a value written by encTime.
+func decTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// nowText is the current time as stored text.
+func (s *Store) nowText() string {
+	return s.now().UTC().Format(timeLayout)
+}
+
+// rowsAffected returns how many rows res changed.
+func rowsAffected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("rows affected: %w", err)
+	}
+	return n, nil
+}
