@@ -1,0 +1,210 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+)
+
+// ErrorStyle selects the shape of error bodies of a route.
+type ErrorStyle int
+
+const (
+	// StyleGNS3 writes `{"message": "..."}`, the GNS3 convention.
+	StyleGNS3 ErrorStyle = iota
+	// StyleOpenAI writes `{"error": {"message","type","param","code"}}`.
+	StyleOpenAI
+)
+
+type styleKey struct{}
+
+// WithStyle returns ctx carrying the error style of the route being served.
+func WithStyle(ctx context.Context, s ErrorStyle) context.Context {
+	return context.WithValue(ctx, styleKey{}, s)
+}
+
+// StyleFrom returns the error style of the route being served.
+func StyleFrom(ctx context.Context) ErrorStyle {
+	s, _ := ctx.Value(styleKey{}).(ErrorStyle)
+	return s
+}
+
+// WriteJSON writes v as JSON with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"message":"Internal server error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write([]byte("\n"))
+}
+
+// OpenAIError is the body of an OpenAI-style error.
+type OpenAIError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// OpenAIErrorType maps an HTTP status to the OpenAI error type.
+func OpenAIErrorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status == http.StatusConflict:
+		return "conflict_error"
+	case status >= 500:
+		return "server_error"
+	default:
+		return "invalid_request_error"
+	}
+}
+
+// Error writes an error body with status in the style of the current route.
+func Error(w http.ResponseWriter, r *http.Request, status int, message string) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	if StyleFrom(r.Context()) == StyleOpenAI {
+		code := strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+		WriteJSON(w, status, map[string]OpenAIError{"error": {Message: message, Type: OpenAIErrorType(status), Code: &code}})
+		return
+	}
+	WriteJSON(w, status, map[string]string{"message": message})
+}
+
+// StatusError is an error that carries the HTTP status and the message to
+// show the client.
+type StatusError struct {
+	Status  int
+	Message string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
+
+// Errorf returns a *StatusError.
+func Errorf(status int, format string, args ...any) *StatusError {
+	return &StatusError{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// Fail writes err: a *StatusError as it is, anything else as a 500 whose
+// details go to the log only.
+func Fail(w http.ResponseWriter, r *http.Request, err error) {
+	var se *StatusError
+	if errors.As(err, &se) {
+		Error(w, r, se.Status, se.Message)
+		return
+	}
+	Logger(r.Context()).Error("request failed", "err", err)
+	Error(w, r, http.StatusInternalServerError, "Internal server error")
+}
+
+// MaxBodyBytes is the largest JSON body accepted.
+const MaxBodyBytes = 1 << 20
+
+// DecodeOptions tune DecodeJSON.
+type DecodeOptions struct {
+	// DisallowUnknownFields rejects fields the target does not have (422).
+	DisallowUnknownFields bool
+	// MaxBytes overrides MaxBodyBytes.
+	MaxBytes int64
+}
+
+// DecodeJSON decodes the request body into dst. It returns a *StatusError
+// naming the problem: 413 for an oversize body, 400 for malformed JSON or
+// an empty body, 422 for a wrong type or an unknown field.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, opt DecodeOptions) error {
+	max := opt.MaxBytes
+	if max <= 0 {
+		max = MaxBodyBytes
+	}
+	body := http.MaxBytesReader(w, r.Body, max)
+	dec := json.NewDecoder(body)
+	if opt.DisallowUnknownFields {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err, max)
+	}
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return decodeError(err, max)
+		}
+		return Errorf(http.StatusBadRequest, "Request body must contain a single JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error, max int64) error {
+	var (
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+		maxErr    *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &maxErr):
+		return Errorf(http.StatusRequestEntityTooLarge, "Request body must not be larger than %d bytes", max)
+	case errors.Is(err, io.EOF):
+		return Errorf(http.StatusBadRequest, "Request body must not be empty")
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return Errorf(http.StatusBadRequest, "Malformed JSON in request body")
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return Errorf(http.StatusUnprocessableEntity, "Request body must be a JSON object")
+		}
+		return Errorf(http.StatusUnprocessableEntity, "Field '%s' must be of type %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return Errorf(http.StatusUnprocessableEntity, "Unknown field '%s'", truncate(field, 64))
+	default:
+		return Errorf(http.StatusBadRequest, "Invalid JSON in request body")
+	}
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	case "float32", "float64", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "number"
+	default:
+		return kind
+	}
+}
+
+type loggerKey struct{}
+
+// WithLogger returns ctx carrying the request's logger.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+// Logger returns the request's logger (with its request id), or the default.
+func Logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}

@@ -1,0 +1,289 @@
+// Package httpapi builds agentchat's HTTP handler tree: routes on a
+// net/http ServeMux, the middleware every route shares (request id, access
+// log, panic recovery, CORS, authentication, the project check) and the JSON
+// and error helpers of the API. Handlers for each surface live in
+// subpackages and are mounted as Routes, so a Lambda function mounts only the
+// routes it serves and the local server mounts them all.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/gns3"
+)
+
+// Authenticator turns an Authorization header into an identity.
+type Authenticator interface {
+	Authenticate(ctx context.Context, authorization string) (auth.Identity, error)
+}
+
+// ProjectChecker decides whether a user may chat in a project. Its refusals
+// are *gns3.ProjectError values carrying the status and message to send.
+type ProjectChecker interface {
+	CheckProject(ctx context.Context, id auth.Identity, projectID string) error
+}
+
+// Route is one method + path served by a handler.
+type Route struct {
+	// Method and Path form the ServeMux pattern, e.g. "GET" and
+	// "/v3/projects/{project_id}/chat/sessions".
+	Method string
+	Path   string
+	// Handler serves the route.
+	Handler http.HandlerFunc
+	// Public routes skip authentication.
+	Public bool
+	// Project routes have a {project_id} the user must be allowed to chat
+	// in; they are also served under the /v3/copilot/projects alias.
+	Project bool
+	// Style is the error body style of the route.
+	Style ErrorStyle
+}
+
+// Pattern returns the ServeMux pattern of the route.
+func (rt Route) Pattern() string { return rt.Method + " " + rt.Path }
+
+// Paths returns the paths the route is served under (with the copilot
+// alias for project routes).
+func (rt Route) Paths() []string {
+	if rt.Project && strings.HasPrefix(rt.Path, projectPrefix) {
+		return []string{rt.Path, copilotPrefix + strings.TrimPrefix(rt.Path, projectPrefix)}
+	}
+	return []string{rt.Path}
+}
+
+const (
+	projectPrefix = "/v3/projects/"
+	copilotPrefix = "/v3/copilot/projects/"
+)
+
+// Deps are what the shared middleware needs.
+type Deps struct {
+	Auth     Authenticator
+	Projects ProjectChecker
+	Logger   *slog.Logger
+}
+
+// NewRouter returns a handler serving routes with the shared middleware.
+func NewRouter(d Deps, routes ...Route) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		h := d.wrap(rt)
+		for _, p := range rt.Paths() {
+			mux.Handle(rt.Method+" "+p, h)
+		}
+	}
+	mux.HandleFunc("OPTIONS /", preflight)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
+			r = r.WithContext(WithStyle(r.Context(), StyleOpenAI))
+		}
+		Error(w, r, http.StatusNotFound, "Not found")
+	})
+	return d.base(mux)
+}
+
+// base adds request id, access log, recovery and CORS around everything.
+func (d Deps) base(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rid := requestID(r.Header.Get("X-Request-Id"))
+		w.Header().Set("X-Request-Id", rid)
+		cors(w.Header())
+		log := d.Logger.With("request_id", rid)
+		ctx := WithLogger(r.Context(), log)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("handler panic", "panic", fmt.Sprint(p), "method", r.Method, "path", r.URL.Path)
+				if !rec.wrote {
+					Error(rec, r.WithContext(ctx), http.StatusInternalServerError, "Internal server error")
+				}
+			}
+			log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
+		}()
+		next.ServeHTTP(rec, r.WithContext(ctx))
+	})
+}
+
+// wrap adds the route's style, authentication and project check.
+func (d Deps) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := WithStyle(r.Context(), rt.Style)
+		r = r.WithContext(ctx)
+		if !rt.Public {
+			if d.Auth == nil {
+				Error(w, r, http.StatusInternalServerError, "Authentication is not configured")
+				return
+			}
+			id, err := d.Auth.Authenticate(ctx, r.Header.Get("Authorization"))
+			if err != nil {
+				msg := "Could not validate credentials"
+				if errors.Is(err, auth.ErrNoCredentials) {
+					msg = "Not authenticated"
+				}
+				Error(w, r, http.StatusUnauthorized, msg)
+				return
+			}
+			ctx = auth.WithIdentity(ctx, id)
+			ctx = WithLogger(ctx, Logger(ctx).With("user", id.UserID))
+			r = r.WithContext(ctx)
+			if rt.Project {
+				if err := d.checkProject(r, id); err != nil {
+					Fail(w, r, err)
+					return
+				}
+			}
+		}
+		rt.Handler(w, r)
+	})
+}
+
+func (d Deps) checkProject(r *http.Request, id auth.Identity) error {
+	pid := r.PathValue("project_id")
+	if pid == "" {
+		return nil
+	}
+	if err := ValidateProjectID(pid); err != nil {
+		return err
+	}
+	if d.Projects == nil {
+		return nil
+	}
+	err := d.Projects.CheckProject(r.Context(), id, pid)
+	if err == nil {
+		return nil
+	}
+	var pe *gns3.ProjectError
+	if errors.As(err, &pe) {
+		if pe.Err != nil {
+			Logger(r.Context()).Warn("project check refused", "project_id", pid, "status", pe.Status, "cause", pe.Err.Error())
+		}
+		return &StatusError{Status: pe.Status, Message: pe.Message}
+	}
+	return fmt.Errorf("check project %s: %w", pid, err)
+}
+
+var projectIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// ValidateProjectID accepts GNS3 project ids (UUIDs) and other plain ids of
+// at most 128 letters, digits, '-', '_' and '.'.
+func ValidateProjectID(id string) error {
+	if !projectIDPattern.MatchString(id) {
+		return Errorf(http.StatusUnprocessableEntity, "Invalid project_id: %q", truncate(id, 64))
+	}
+	return nil
+}
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ValidateUUID returns a 422 *StatusError unless s is a UUID.
+func ValidateUUID(name, s string) error {
+	if !uuidPattern.MatchString(s) {
+		return Errorf(http.StatusUnprocessableEntity, "Invalid %s: must be a UUID", name)
+	}
+	return nil
+}
+
+// NormalizeUUID lower-cases a valid UUID.
+func NormalizeUUID(s string) string { return strings.ToLower(s) }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func preflight(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
+	h.Set("Access-Control-Max-Age", "86400")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func cors(h http.Header) {
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Next-Cursor, x-should-retry")
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{8,128}$`)
+
+func requestID(incoming string) string {
+	if requestIDPattern.MatchString(incoming) {
+		return incoming
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusRecorder remembers the status written, for the access log, and
+// passes Flush and Unwrap through so streaming still works.
+type statusRecorder struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.code, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.code, s.wrote = http.StatusOK, true
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (s *statusRecorder) status() int {
+	if !s.wrote {
+		return http.StatusOK
+	}
+	return s.code
+}
+
+// Select returns the routes whose pattern ("METHOD /path") is in patterns,
+// in the order of patterns; it panics on a pattern no route has, since that
+// is a wiring mistake caught at start.
+func Select(routes []Route, patterns ...string) []Route {
+	out := make([]Route, 0, len(patterns))
+	for _, p := range patterns {
+		found := false
+		for _, rt := range routes {
+			if rt.Pattern() == p {
+				out = append(out, rt)
+				found = true
+				break
+			}
+		}
+		if !found {
+			panic("httpapi: no route " + p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package sessions
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/gns3"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/store"
+)
+
+// GoneChecker reports whether a project no longer exists on the controller.
+type GoneChecker interface {
+	ProjectGone(ctx context.Context, id auth.Identity, projectID string) (bool, error)
+}
+
+// RemovalPolicy allows removing a project's chat to the holder of the admin
+// token, to the local user in single-user mode, and to an authenticated user
+// when the GNS3 controller reports the project gone.
+type RemovalPolicy struct {
+	// AdminToken, when set, is accepted as `Authorization: Bearer <token>`.
+	AdminToken string
+	// Auth authenticates ordinary callers.
+	Auth httpapi.Authenticator
+	// Projects tells whether the project is gone; nil means no controller
+	// is configured, so only the admin and the local user may remove.
+	Projects GoneChecker
+}
+
+// AuthorizeRemoval implements RemovalAuthorizer.
+func (p RemovalPolicy) AuthorizeRemoval(r *http.Request, projectID string) error {
+	header := r.Header.Get("Authorization")
+	if p.AdminToken != "" {
+		if tok, ok := strings.CutPrefix(header, "Bearer "); ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(p.AdminToken)) == 1 {
+			return nil
+		}
+	}
+	if p.Auth == nil {
+		return httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
+	}
+	id, err := p.Auth.Authenticate(r.Context(), header)
+	if err != nil {
+		if errors.Is(err, auth.ErrNoCredentials) {
+			return httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
+		}
+		return httpapi.Errorf(http.StatusUnauthorized, "Could not validate credentials")
+	}
+	if id.Via == auth.ViaLocal {
+		return nil
+	}
+	if p.Projects == nil {
+		return httpapi.Errorf(http.StatusForbidden, "Only an administrator may remove a project's chat")
+	}
+	gone, err := p.Projects.ProjectGone(r.Context(), id, projectID)
+	if err != nil {
+		var pe *gns3.ProjectError
+		if errors.As(err, &pe) {
+			return &httpapi.StatusError{Status: pe.Status, Message: pe.Message}
+		}
+		return fmt.Errorf("check project %s is gone: %w", projectID, err)
+	}
+	if !gone {
+		return httpapi.Errorf(http.StatusConflict, "Project '%s' still exists; delete the project first", projectID)
+	}
+	return nil
+}
+
+// BackgroundRemover removes a project's chat, answering done when it
+// finishes within Wait and otherwise letting it finish in the background
+// (the removal is resumable, so a cut-off run is finished by the next).
+type BackgroundRemover struct {
+	Store  store.Sessions
+	Logger *slog.Logger
+	// Wait is how long the request waits; 0 means 5 seconds.
+	Wait time.Duration
+}
+
+// RemoveProject implements ProjectRemover.
+func (b BackgroundRemover) RemoveProject(ctx context.Context, projectID string) (bool, error) {
+	wait := b.Wait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Store.DeleteProject(context.WithoutCancel(ctx), projectID) }()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err == nil, err
+	case <-t.C:
+		go func() {
+			if err := <-done; err != nil && b.Logger != nil {
+				b.Logger.Error("background project removal failed", "project_id", projectID, "err", err)
+			}
+		}()
+		return false, nil
+	}
+}

@@ -1,0 +1,295 @@
+// Package sessions serves the session routes of the project chat: list,
+// history, rename, delete, pin and unpin, and the removal of every session
+// of a project.
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/store"
+)
+
+// Route paths, relative to the project chat prefix.
+const (
+	prefix         = "/v3/projects/{project_id}/chat"
+	PathList       = prefix + "/sessions"
+	PathHistory    = prefix + "/sessions/{session_id}/history"
+	PathSession    = prefix + "/sessions/{session_id}"
+	PathPin        = prefix + "/sessions/{session_id}/pin"
+	PathProject    = prefix
+	maxTitleLength = 255
+	defaultLimit   = 50
+	defaultHistory = 100
+	maxLimit       = 1000
+)
+
+// ProjectRemover removes every session of a project. It reports done=false
+// when the removal continues in the background.
+type ProjectRemover interface {
+	RemoveProject(ctx context.Context, projectID string) (done bool, err error)
+}
+
+// RemovalAuthorizer decides whether the caller of r may remove a project's
+// chat; the route is public, so it authenticates the caller itself.
+type RemovalAuthorizer interface {
+	AuthorizeRemoval(r *http.Request, projectID string) error
+}
+
+// Handlers serves the session routes.
+type Handlers struct {
+	store   store.Store
+	remover ProjectRemover
+	authz   RemovalAuthorizer
+}
+
+// New returns the session handlers over st. remover and authz serve
+// project removal; nil remover removes synchronously through the store, nil
+// authz refuses every removal.
+func New(st store.Store, remover ProjectRemover, authz RemovalAuthorizer) *Handlers {
+	if remover == nil {
+		remover = syncRemover{st}
+	}
+	return &Handlers{store: st, remover: remover, authz: authz}
+}
+
+// Routes returns the session routes.
+func (h *Handlers) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodGet, Path: PathList, Handler: h.list, Project: true},
+		{Method: http.MethodGet, Path: PathHistory, Handler: h.history, Project: true},
+		{Method: http.MethodPatch, Path: PathSession, Handler: h.rename, Project: true},
+		{Method: http.MethodDelete, Path: PathSession, Handler: h.delete, Project: true},
+		{Method: http.MethodPut, Path: PathPin, Handler: h.pin, Project: true},
+		{Method: http.MethodDelete, Path: PathPin, Handler: h.unpin, Project: true},
+	}
+}
+
+// RemovalRoutes returns the project removal route. It does not require the
+// project to be opened (it is called when a project is gone) and it
+// authenticates through the RemovalAuthorizer, which also accepts the
+// admin token.
+func (h *Handlers) RemovalRoutes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodDelete, Path: PathProject, Handler: h.removeProject, Public: true},
+	}
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+	id, _ := auth.FromContext(r.Context())
+	limit, err := ParseLimit(r, "limit", defaultLimit)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	cursor := r.URL.Query().Get("cursor")
+	if len(cursor) > 1024 {
+		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
+		return
+	}
+	list, next, err := h.store.ListSessions(r.Context(), r.PathValue("project_id"), id.UserID, store.Page{Limit: limit, Cursor: cursor})
+	if errors.Is(err, store.ErrInvalidCursor) {
+		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
+		return
+	}
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("list sessions: %w", err))
+		return
+	}
+	out := make([]ChatSession, 0, len(list))
+	for i := range list {
+		out = append(out, SessionView(&list[i]))
+	}
+	if next != "" {
+		w.Header().Set("X-Next-Cursor", next)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *Handlers) history(w http.ResponseWriter, r *http.Request) {
+	k, err := SessionKey(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	limit, err := ParseLimit(r, "limit", defaultHistory)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	s, err := h.store.GetSession(r.Context(), k)
+	if err != nil {
+		failStore(w, r, k, err)
+		return
+	}
+	msgs, err := h.store.ListMessages(r.Context(), k, limit)
+	if err != nil {
+		failStore(w, r, k, err)
+		return
+	}
+	out := ConversationHistory{
+		ThreadID:  s.ThreadID,
+		Title:     s.Title,
+		Messages:  make([]OpenAIMessage, 0, len(msgs)),
+		CreatedAt: Timestamp(s.CreatedAt),
+		UpdatedAt: Timestamp(s.UpdatedAt),
+		LLMCalls:  s.LLMCallsCount,
+	}
+	for i := range msgs {
+		out.Messages = append(out.Messages, MessageView(&msgs[i]))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// RenameRequest is the body of PATCH /sessions/{session_id}.
+type RenameRequest struct {
+	Title *string `json:"title"`
+}
+
+// ValidateTitle trims title and checks it is 1..255 characters.
+func ValidateTitle(title *string) (string, error) {
+	if title == nil {
+		return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'title' is required")
+	}
+	t := strings.TrimSpace(*title)
+	switch n := utf8.RuneCountInString(t); {
+	case n == 0:
+		return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'title' must not be blank")
+	case n > maxTitleLength:
+		return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'title' must be at most %d characters (got %d)", maxTitleLength, n)
+	case strings.ContainsFunc(t, func(r rune) bool { return r < 0x20 && r != '\t' }):
+		return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'title' must not contain control characters")
+	}
+	return t, nil
+}
+
+func (h *Handlers) rename(w http.ResponseWriter, r *http.Request) {
+	k, err := SessionKey(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	var body RenameRequest
+	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{DisallowUnknownFields: true}); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	title, err := ValidateTitle(body.Title)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	s, err := h.store.RenameSession(r.Context(), k, title)
+	if err != nil {
+		failStore(w, r, k, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SessionView(s))
+}
+
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
+	k, err := SessionKey(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if err := h.store.DeleteSession(r.Context(), k); err != nil {
+		failStore(w, r, k, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handlers) pin(w http.ResponseWriter, r *http.Request)   { h.setPinned(w, r, true) }
+func (h *Handlers) unpin(w http.ResponseWriter, r *http.Request) { h.setPinned(w, r, false) }
+
+func (h *Handlers) setPinned(w http.ResponseWriter, r *http.Request, pinned bool) {
+	k, err := SessionKey(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	s, err := h.store.SetPinned(r.Context(), k, pinned)
+	if err != nil {
+		failStore(w, r, k, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SessionView(s))
+}
+
+func (h *Handlers) removeProject(w http.ResponseWriter, r *http.Request) {
+	pid := r.PathValue("project_id")
+	if err := httpapi.ValidateProjectID(pid); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if h.authz == nil {
+		httpapi.Error(w, r, http.StatusForbidden, "Project chat removal is not allowed")
+		return
+	}
+	if err := h.authz.AuthorizeRemoval(r, pid); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	done, err := h.remover.RemoveProject(r.Context(), pid)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("remove project %s: %w", pid, err))
+		return
+	}
+	if !done {
+		httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"message": "Project chat removal started", "project_id": pid})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type syncRemover struct{ store store.Sessions }
+
+func (s syncRemover) RemoveProject(ctx context.Context, projectID string) (bool, error) {
+	if err := s.store.DeleteProject(ctx, projectID); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// SessionKey returns the key of the session named by the request path, for
+// the authenticated user, after validating the ids.
+func SessionKey(r *http.Request) (store.Key, error) {
+	id, ok := auth.FromContext(r.Context())
+	if !ok {
+		return store.Key{}, httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
+	}
+	sid := r.PathValue("session_id")
+	if err := httpapi.ValidateUUID("session_id", sid); err != nil {
+		return store.Key{}, err
+	}
+	return store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: httpapi.NormalizeUUID(sid)}, nil
+}
+
+// ParseLimit reads an integer query parameter in 1..1000.
+func ParseLimit(r *http.Request, name string, def int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter '%s' must be an integer between 1 and %d", name, maxLimit)
+	}
+	return n, nil
+}
+
+func failStore(w http.ResponseWriter, r *http.Request, k store.Key, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("Session '%s' not found", k.ThreadID))
+		return
+	}
+	httpapi.Fail(w, r, fmt.Errorf("session %s: %w", k.ThreadID, err))
+}

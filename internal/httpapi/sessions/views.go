@@ -1,0 +1,111 @@
+package sessions
+
+import (
+	"time"
+
+	"agentchat/internal/store"
+)
+
+// ChatSession is the JSON view of a session.
+type ChatSession struct {
+	ThreadID      string         `json:"thread_id"`
+	UserID        string         `json:"user_id"`
+	ProjectID     string         `json:"project_id"`
+	Title         string         `json:"title"`
+	MessageCount  int64          `json:"message_count"`
+	LLMCallsCount int64          `json:"llm_calls_count"`
+	InputTokens   int64          `json:"input_tokens"`
+	OutputTokens  int64          `json:"output_tokens"`
+	TotalTokens   int64          `json:"total_tokens"`
+	LastMessageAt *string        `json:"last_message_at"`
+	CreatedAt     string         `json:"created_at"`
+	UpdatedAt     string         `json:"updated_at"`
+	Metadata      map[string]any `json:"metadata"`
+	Stats         SessionStats   `json:"stats"`
+	Pinned        bool           `json:"pinned"`
+}
+
+// SessionStats is the JSON view of a session's statistics.
+type SessionStats struct {
+	ToolCalls    map[string]int64 `json:"tool_calls"`
+	Errors       int64            `json:"errors"`
+	AbortedTurns int64            `json:"aborted_turns"`
+	Turns        int64            `json:"turns"`
+}
+
+// OpenAIMessage is the JSON view of a stored message.
+type OpenAIMessage struct {
+	ID         string           `json:"id"`
+	Role       string           `json:"role"`
+	Content    string           `json:"content"`
+	CreatedAt  string           `json:"created_at"`
+	Name       string           `json:"name,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+	ToolCalls  []store.ToolCall `json:"tool_calls,omitempty"`
+	Metadata   map[string]any   `json:"metadata,omitempty"`
+}
+
+// ConversationHistory is the JSON view of a session's last messages.
+type ConversationHistory struct {
+	ThreadID  string          `json:"thread_id"`
+	Title     string          `json:"title"`
+	Messages  []OpenAIMessage `json:"messages"`
+	CreatedAt string          `json:"created_at"`
+	UpdatedAt string          `json:"updated_at"`
+	LLMCalls  int64           `json:"llm_calls"`
+}
+
+// Timestamp formats t as RFC 3339 in UTC with a Z and milliseconds.
+func Timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// SessionView converts a stored session to its JSON view.
+func SessionView(s *store.Session) ChatSession {
+	v := ChatSession{
+		ThreadID:      s.ThreadID,
+		UserID:        s.UserID,
+		ProjectID:     s.ProjectID,
+		Title:         s.Title,
+		MessageCount:  s.MessageCount,
+		LLMCallsCount: s.LLMCallsCount,
+		InputTokens:   s.InputTokens,
+		OutputTokens:  s.OutputTokens,
+		TotalTokens:   s.TotalTokens,
+		CreatedAt:     Timestamp(s.CreatedAt),
+		UpdatedAt:     Timestamp(s.UpdatedAt),
+		Metadata:      s.Metadata,
+		Stats: SessionStats{
+			ToolCalls:    s.Stats.ToolCalls,
+			Errors:       s.Stats.Errors,
+			AbortedTurns: s.Stats.AbortedTurns,
+			Turns:        s.Stats.Turns,
+		},
+		Pinned: s.Pinned,
+	}
+	if !s.LastMessageAt.IsZero() {
+		ts := Timestamp(s.LastMessageAt)
+		v.LastMessageAt = &ts
+	}
+	if v.Metadata == nil {
+		v.Metadata = map[string]any{}
+	}
+	if v.Stats.ToolCalls == nil {
+		v.Stats.ToolCalls = map[string]int64{}
+	}
+	return v
+}
+
+// MessageView converts a stored message to its JSON view.
+func MessageView(m *store.Message) OpenAIMessage {
+	return OpenAIMessage{
+		ID:         m.ID,
+		Role:       m.Role,
+		Content:    m.Content,
+		CreatedAt:  Timestamp(m.CreatedAt),
+		Name:       m.Name,
+		ToolCallID: m.ToolCallID,
+		ToolCalls:  m.ToolCalls,
+		Metadata:   m.Metadata,
+	}
+}
