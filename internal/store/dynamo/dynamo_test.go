@@ -1,0 +1,561 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
+
+	"agentchat/internal/store"
+	"agentchat/internal/store/dynamo/dynalitetest"
+	"agentchat/internal/store/storetest"
+)
+
+// endpoint is the dynalite shared by the tests of this package, started by
+// TestMain (one emulator per package run, a fresh table per store).
+var endpoint string
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	srv, err := dynalitetest.Launch(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dynamo tests need dynalite: %v\n", err)
+		os.Exit(1)
+	}
+	endpoint = srv.Endpoint()
+	code := m.Run()
+	if err := srv.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop dynalite: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+// newTestStore returns a store on a fresh table, built through New (the
+// production path: endpoint override, dummy credentials).
+func newTestStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := New(context.Background(), Options{TableName: "t-" + uuid.NewString(), Endpoint: endpoint})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	createTable(t, s)
+	return s
+}
+
+// newHookedStore returns a store on a fresh table whose client calls hook
+// with the operation name before each request; an error from hook fails the
+// request.
+func newHookedStore(t testing.TB, table string, hook func(op string) error) *Store {
+	t.Helper()
+	client := dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String(endpoint),
+		APIOptions: []func(*middleware.Stack) error{func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("testHook",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if err := hook(awsmiddleware.GetOperationName(ctx)); err != nil {
+						return middleware.InitializeOutput{}, middleware.Metadata{}, err
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+		}},
+	})
+	if table == "" {
+		table = "t-" + uuid.NewString()
+	}
+	s := NewFromClient(client, table)
+	createTable(t, s)
+	return s
+}
+
+// createTable creates the store's table and drops it when the test ends.
+func createTable(t testing.TB, s *Store) {
+	t.Helper()
+	if err := s.CreateTable(context.Background()); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	t.Cleanup(func() {
+		_, err := s.client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(s.table)})
+		var nf *types.ResourceNotFoundException
+		if err != nil && !errors.As(err, &nf) {
+			t.Errorf("delete table %s: %v", s.table, err)
+		}
+	})
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return newTestStore(t) })
+}
+
+func TestCreateTableIdempotent(t *testing.T) {
+	s := newTestStore(t)
+	if err := s.CreateTable(t.Context()); err != nil {
+		t.Fatalf("CreateTable on an existing table: %v", err)
+	}
+}
+
+// scan returns every item of the table.
+func scan(t *testing.T, s *Store) []item {
+	t.Helper()
+	var all []item
+	var start item
+	for {
+		out, err := s.client.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(s.table), ExclusiveStartKey: start})
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		all = append(all, out.Items...)
+		if start = out.LastEvaluatedKey; start == nil {
+			return all
+		}
+	}
+}
+
+// ofProject reports whether it belongs to the project (a session's meta,
+// message or part item).
+func ofProject(it item, project string) bool {
+	return strings.HasPrefix(getS(it, attrPK), "P#"+esc(project)+"#T#") || getS(it, attrGSI1PK) == projectGSI1PK(project)
+}
+
+// projectItems returns the keys of the project's items.
+func projectItems(t *testing.T, s *Store, project string) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, it := range scan(t, s) {
+		if ofProject(it, project) {
+			keys[getS(it, attrPK)+" "+getS(it, attrSK)] = true
+		}
+	}
+	return keys
+}
+
+// fillProject creates sessions × msgs in the project, spread over three
+// users, with a lease and an abort flag on every other session.
+func fillProject(t *testing.T, s *Store, project string, sessions, msgs int) {
+	t.Helper()
+	ctx := t.Context()
+	users := []string{"alice", "bob", "carol#1"}
+	for i := range sessions {
+		k := store.Key{ProjectID: project, UserID: users[i%len(users)], ThreadID: uuid.NewString()}
+		if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+		batch := make([]store.Message, msgs)
+		for m := range batch {
+			batch[m] = store.Message{Role: store.RoleUser, Content: fmt.Sprintf("%s message %d", k.ThreadID, m)}
+		}
+		if _, err := s.AppendMessages(ctx, k, batch); err != nil {
+			t.Fatalf("AppendMessages: %v", err)
+		}
+		if i%2 == 0 {
+			if err := s.AcquireLease(ctx, k, "turn", time.Hour); err != nil {
+				t.Fatalf("AcquireLease: %v", err)
+			}
+			if err := s.RequestAbort(ctx, k); err != nil {
+				t.Fatalf("RequestAbort: %v", err)
+			}
+		}
+	}
+}
+
+// Acceptance of issue 4: removing a project with 50 sessions × 20 messages
+// leaves no item of it, and another project (whose id has the first as a
+// prefix) untouched.
+func TestDeleteProjectLeavesNothing(t *testing.T) {
+	s := newTestStore(t)
+	const gone, kept = "lab", "lab#T#2"
+	fillProject(t, s, gone, 50, 20)
+	fillProject(t, s, kept, 3, 4)
+	if n := len(projectItems(t, s, gone)); n != 50*21 {
+		t.Fatalf("before removal: %d items of the project, want %d", n, 50*21)
+	}
+	keptBefore := projectItems(t, s, kept)
+	if len(keptBefore) != 3*5 {
+		t.Fatalf("before removal: %d items of the other project, want 15", len(keptBefore))
+	}
+
+	if err := s.DeleteProject(t.Context(), gone); err != nil {
+		t.Fatalf("DeleteProject: %v", err)
+	}
+	if left := projectItems(t, s, gone); len(left) != 0 {
+		t.Errorf("%d items of the removed project are left, e.g. %v", len(left), firstKey(left))
+	}
+	keptAfter := projectItems(t, s, kept)
+	if len(keptAfter) != len(keptBefore) {
+		t.Errorf("other project: %d items after removal, %d before", len(keptAfter), len(keptBefore))
+	}
+	for k := range keptBefore {
+		if !keptAfter[k] {
+			t.Errorf("other project lost item %s", k)
+		}
+	}
+}
+
+func firstKey(m map[string]bool) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// Acceptance of issue 4: a removal cut off halfway (the connection fails
+// after a number of batch writes) is finished by running it again, and the
+// cut-off run leaves every partially removed thread findable (meta last).
+func TestDeleteProjectResumes(t *testing.T) {
+	const project = "lab"
+	var batches, cutAfter atomic.Int64
+	cutAfter.Store(1 << 40)
+	errCut := errors.New("connection cut by the test")
+	cut := newHookedStore(t, "", func(op string) error {
+		if op == "BatchWriteItem" && batches.Add(1) > cutAfter.Load() {
+			return errCut
+		}
+		return nil
+	})
+	fillProject(t, cut, project, 50, 20)
+	before := len(projectItems(t, cut, project))
+
+	batches.Store(0)
+	cutAfter.Store(12)
+	err := cut.DeleteProject(t.Context(), project)
+	if !errors.Is(err, errCut) {
+		t.Fatalf("cut-off DeleteProject: error %v, want the cut", err)
+	}
+	left := projectItems(t, cut, project)
+	if len(left) == 0 || len(left) >= before {
+		t.Fatalf("cut-off run left %d of %d items, want some removed and some left", len(left), before)
+	}
+	// Every partition with items left still has its meta item, so that the
+	// next run finds it through GSI1.
+	for k := range left {
+		pk, _, _ := strings.Cut(k, " ")
+		if !left[pk+" "+metaSK] {
+			t.Errorf("partition %s has items left but no meta item", pk)
+		}
+	}
+
+	s := NewFromClient(cut.client, cut.table)
+	cutAfter.Store(1 << 40)
+	if err := s.DeleteProject(t.Context(), project); err != nil {
+		t.Fatalf("second DeleteProject: %v", err)
+	}
+	if left := projectItems(t, s, project); len(left) != 0 {
+		t.Errorf("after the second run, %d items are left, e.g. %s", len(left), firstKey(left))
+	}
+}
+
+// A 1 MB tool output is stored in parts and read back intact, alone and
+// among other messages.
+func TestLargeToolOutputRoundTrip(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	k := store.Key{ProjectID: "p", UserID: "alice", ThreadID: uuid.NewString()}
+	if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 1<<20; i++ {
+		fmt.Fprintf(&b, "%06d é✓ \"quoted\" \\ \x01 line\n", i)
+	}
+	big := b.String()
+	in := []store.Message{
+		{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{{ID: "c1", Type: "function", Function: store.FunctionCall{Name: "show", Arguments: "{}"}}}},
+		{Role: store.RoleTool, Name: "show", ToolCallID: "c1", Content: big, Metadata: map[string]any{"bytes": float64(len(big))}},
+		{Role: store.RoleAssistant, Content: "done"},
+	}
+	ret, err := s.AppendMessages(ctx, k, in)
+	if err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	parts := 0
+	for _, it := range scan(t, s) {
+		if strings.Contains(getS(it, attrSK), "#P") {
+			parts++
+		}
+	}
+	if parts < 3 {
+		t.Errorf("the 1 MB message is stored with %d part items, want at least 3", parts)
+	}
+	for _, limit := range []int{0, 2, 1} {
+		got, err := s.ListMessages(ctx, k, limit)
+		if err != nil {
+			t.Fatalf("ListMessages(%d): %v", limit, err)
+		}
+		want := ret
+		if limit > 0 {
+			want = ret[len(ret)-limit:]
+		}
+		if len(got) != len(want) {
+			t.Fatalf("ListMessages(%d): %d messages, want %d", limit, len(got), len(want))
+		}
+		for i := range got {
+			w, g := want[i], got[i]
+			if g.Seq != w.Seq || g.Content != w.Content || g.Name != w.Name || g.ToolCallID != w.ToolCallID ||
+				len(g.ToolCalls) != len(w.ToolCalls) || fmt.Sprint(g.Metadata) != fmt.Sprint(w.Metadata) {
+				t.Errorf("ListMessages(%d)[%d]: seq %d, %d content bytes, name %q, tool call %q, metadata %v; want seq %d, %d bytes, %q, %q, %v",
+					limit, i, g.Seq, len(g.Content), g.Name, g.ToolCallID, g.Metadata, w.Seq, len(w.Content), w.Name, w.ToolCallID, w.Metadata)
+			}
+		}
+	}
+}
+
+// createSession creates a session of alice in project p.
+func createSession(t *testing.T, s *Store) store.Key {
+	t.Helper()
+	k := store.Key{ProjectID: "p", UserID: "alice", ThreadID: uuid.NewString()}
+	if err := s.CreateSession(t.Context(), &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	return k
+}
+
+// reserve simulates an append that reserved n seqs and died.
+func reserve(t *testing.T, s *Store, k store.Key, n int64) {
+	t.Helper()
+	e := newExpr()
+	e.add(aMsgReserved, avN(n))
+	_, err := s.client.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+		UpdateExpression:          aws.String(e.update()),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	})
+	if err != nil {
+		t.Fatalf("reserve: %v", err)
+	}
+}
+
+// putRaw writes a message item directly, as a dying or late append would.
+func putRaw(t *testing.T, s *Store, k store.Key, seq int64, content string) {
+	t.Helper()
+	items, err := messageItems(sessionPK(k.ProjectID, k.ThreadID), "dead-writer",
+		store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: content, CreatedAt: now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: items[0]}); err != nil {
+		t.Fatalf("put raw message: %v", err)
+	}
+}
+
+func contents(ms []store.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Content
+	}
+	return out
+}
+
+// An append that reserved seqs and died (one of its two messages written)
+// blocks later appends only for the stall timeout; its seqs are voided and
+// its items never become visible, even if written later.
+func TestAppendSkipsDeadAppend(t *testing.T) {
+	s := newTestStore(t)
+	s.stallTimeout = 100 * time.Millisecond
+	s.log = slog.New(slog.DiscardHandler) // the skip is logged as a warning
+	ctx := t.Context()
+	k := createSession(t, s)
+	first, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "before"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, s, k, 2)
+	putRaw(t, s, k, first[0].Seq+1, "half-written")
+
+	got, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "after"}})
+	if err != nil {
+		t.Fatalf("AppendMessages after a dead append: %v", err)
+	}
+	if got[0].Seq != first[0].Seq+3 {
+		t.Errorf("Seq = %d, want %d (after the dead reservation)", got[0].Seq, first[0].Seq+3)
+	}
+	putRaw(t, s, k, first[0].Seq+2, "written too late")
+	if err := s.advance(ctx, k, first[0].Seq, first[0].Seq+2, false); !isConditionFailed(err) {
+		t.Errorf("late commit of the dead append: %v, want a condition failure", err)
+	}
+	for _, limit := range []int{0, 1, 2, 3} {
+		list, err := s.ListMessages(ctx, k, limit)
+		if err != nil {
+			t.Fatalf("ListMessages(%d): %v", limit, err)
+		}
+		want := []string{"before", "after"}
+		if limit > 0 && limit < 2 {
+			want = want[2-limit:]
+		}
+		if strings.Join(contents(list), ",") != strings.Join(want, ",") {
+			t.Errorf("ListMessages(%d) = %q, want %q", limit, contents(list), want)
+		}
+	}
+	c, err := s.readCommit(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.gaps) != 1 || c.gaps[0] != [2]int64{first[0].Seq + 1, first[0].Seq + 2} {
+		t.Errorf("gaps = %v, want the dead range", c.gaps)
+	}
+}
+
+// An append whose write fails voids its own seqs at once: the next append
+// does not wait for the stall timeout (here an hour; the test's context
+// would end first).
+func TestFailedAppendVoidsItself(t *testing.T) {
+	var failWrites atomic.Bool
+	errWrite := errors.New("write failed by the test")
+	s := newHookedStore(t, "", func(op string) error {
+		if op == "BatchWriteItem" && failWrites.Load() {
+			return errWrite
+		}
+		return nil
+	})
+	s.stallTimeout = time.Hour
+	k := createSession(t, s)
+	failWrites.Store(true)
+	if _, err := s.AppendMessages(t.Context(), k, []store.Message{{Role: store.RoleUser, Content: "lost"}}); !errors.Is(err, errWrite) {
+		t.Fatalf("AppendMessages with failing writes: %v, want the write error", err)
+	}
+	failWrites.Store(false)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "kept"}}); err != nil {
+		t.Fatalf("AppendMessages after a failed one: %v", err)
+	}
+	list, err := s.ListMessages(ctx, k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(contents(list), ",") != "kept" {
+		t.Errorf("messages = %q, want only the kept one", contents(list))
+	}
+}
+
+// Ids containing the key separator cannot collide with other sessions.
+func TestKeyEscaping(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	a := store.Key{ProjectID: "p#T#a", UserID: "u", ThreadID: "b"}
+	b := store.Key{ProjectID: "p", UserID: "u", ThreadID: "a#T#b"}
+	c := store.Key{ProjectID: "p", UserID: "u#PIN#1", ThreadID: "c"}
+	for _, k := range []store.Key{a, b, c} {
+		if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: k.ThreadID}); err != nil {
+			t.Fatalf("CreateSession(%+v): %v", k, err)
+		}
+	}
+	list, _, err := s.ListSessions(ctx, "p", "u", store.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ThreadID != "a#T#b" {
+		t.Errorf("ListSessions(p, u) = %v, want only a#T#b", list)
+	}
+	if err := s.DeleteProject(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSession(ctx, a); err != nil || got.Title != "b" {
+		t.Errorf("session of project p#T#a after deleting project p: %v, %v", got, err)
+	}
+}
+
+// A cursor of another listing is rejected.
+func TestCursorOfAnotherListing(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	for _, u := range []string{"alice", "alice", "bob", "bob"} {
+		if err := s.CreateSession(ctx, &store.Session{ProjectID: "p", UserID: u, ThreadID: uuid.NewString()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, next, err := s.ListSessions(ctx, "p", "alice", store.Page{Limit: 1})
+	if err != nil || next == "" {
+		t.Fatalf("ListSessions: cursor %q, %v", next, err)
+	}
+	for _, c := range []struct{ project, user string }{{"p", "bob"}, {"q", "alice"}} {
+		_, _, err := s.ListSessions(ctx, c.project, c.user, store.Page{Limit: 1, Cursor: next})
+		if !errors.Is(err, store.ErrInvalidCursor) {
+			t.Errorf("alice's cursor used by %s in %s: %v, want ErrInvalidCursor", c.user, c.project, err)
+		}
+	}
+	for _, limit := range []int{0, -1, 1001} {
+		if _, _, err := s.ListSessions(ctx, "p", "alice", store.Page{Limit: limit}); err == nil {
+			t.Errorf("ListSessions(limit %d): no error", limit)
+		}
+	}
+}
+
+// BenchmarkTurnStart measures the store calls a turn makes before its first
+// LLM token: read the session, take the lease, load the last 100 messages,
+// append the user's message (and, after the turn, release the lease). It
+// reports the DynamoDB requests per turn; ListMessages sends its two in
+// parallel.
+func BenchmarkTurnStart(b *testing.B) {
+	var calls atomic.Int64
+	s := newHookedStore(b, "", func(string) error { calls.Add(1); return nil })
+	ctx := b.Context()
+	k := store.Key{ProjectID: "p", UserID: "alice", ThreadID: uuid.NewString()}
+	if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+		b.Fatal(err)
+	}
+	history := make([]store.Message, 20)
+	for i := range history {
+		history[i] = store.Message{Role: store.RoleUser, Content: strings.Repeat("history ", 50)}
+	}
+	if _, err := s.AppendMessages(ctx, k, history); err != nil {
+		b.Fatal(err)
+	}
+	phases := []struct {
+		name string
+		run  func() error
+	}{
+		{"GetSession", func() error { _, err := s.GetSession(ctx, k); return err }},
+		{"AcquireLease", func() error { return s.AcquireLease(ctx, k, "turn", time.Minute) }},
+		{"ListMessages", func() error { _, err := s.ListMessages(ctx, k, 100); return err }},
+		{"AppendMessages", func() error {
+			_, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "next question"}})
+			return err
+		}},
+		{"ReleaseLease", func() error { return s.ReleaseLease(ctx, k, "turn") }},
+	}
+	for _, p := range phases {
+		b.Run(p.name, func(b *testing.B) {
+			calls.Store(0)
+			for b.Loop() {
+				if err := p.run(); err != nil {
+					b.Fatal(err)
+				}
+				if p.name == "AcquireLease" {
+					if err := s.ReleaseLease(ctx, k, "turn"); err != nil {
+						b.Fatal(err)
+					}
+					calls.Add(-1)
+				}
+			}
+			b.ReportMetric(float64(calls.Load())/float64(b.N), "requests/op")
+		})
+	}
+	b.Run("Turn", func(b *testing.B) {
+		calls.Store(0)
+		for b.Loop() {
+			for _, p := range phases {
+				if err := p.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(calls.Load())/float64(b.N), "requests/op")
+	})
+}

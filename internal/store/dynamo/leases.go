@@ -1,0 +1,135 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"agentchat/internal/store"
+)
+
+// updateLease runs one conditional UpdateItem on the meta item; cond is
+// ANDed with the ownership check.
+func (s *Store) updateLease(ctx context.Context, k store.Key, e *expr, cond string) error {
+	full := e.n(aUser) + " = " + e.v(avS(k.UserID))
+	if cond != "" {
+		full += " AND (" + cond + ")"
+	}
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+		UpdateExpression:          aws.String(e.update()),
+		ConditionExpression:       aws.String(full),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	})
+	return err
+}
+
+func checkLeaseArgs(owner string, ttl time.Duration) error {
+	if owner == "" {
+		return errors.New("empty lease owner")
+	}
+	if ttl <= 0 {
+		return fmt.Errorf("lease ttl %v is not positive", ttl)
+	}
+	return nil
+}
+
+// AcquireLease implements store.Leases: one conditional update that takes
+// a free, expired or own lease and clears the abort flag.
+func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
+	if err := checkKey(k); err != nil {
+		return fmt.Errorf("acquire lease: %w", err)
+	}
+	if err := checkLeaseArgs(owner, ttl); err != nil {
+		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+	}
+	t := time.Now()
+	e := newExpr()
+	e.set(aLeaseOwner, avS(owner))
+	e.set(aLeaseUntil, avN(t.Add(ttl).UnixNano()))
+	e.remove(aAbort)
+	lo, lu := e.n(aLeaseOwner), e.n(aLeaseUntil)
+	cond := "attribute_not_exists(" + lo + ") OR " + lo + " = " + e.v(avS(owner)) + " OR " + lu + " < " + e.v(avN(t.UnixNano()))
+	err := s.updateLease(ctx, k, e, cond)
+	if err == nil {
+		return nil
+	}
+	if !isConditionFailed(err) {
+		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+	}
+	if _, err := s.readMeta(ctx, k); err != nil {
+		return fmt.Errorf("acquire lease: %w", err)
+	}
+	return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, store.ErrLeaseHeld)
+}
+
+// RenewLease implements store.Leases. A lease that expired but that nobody
+// took is still the owner's and is renewed.
+func (s *Store) RenewLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
+	if err := checkKey(k); err != nil {
+		return fmt.Errorf("renew lease: %w", err)
+	}
+	if err := checkLeaseArgs(owner, ttl); err != nil {
+		return fmt.Errorf("renew lease on %s: %w", k.ThreadID, err)
+	}
+	e := newExpr()
+	e.set(aLeaseUntil, avN(time.Now().Add(ttl).UnixNano()))
+	err := s.updateLease(ctx, k, e, e.n(aLeaseOwner)+" = "+e.v(avS(owner)))
+	if err == nil {
+		return nil
+	}
+	if !isConditionFailed(err) {
+		return fmt.Errorf("renew lease on %s: %w", k.ThreadID, err)
+	}
+	if _, err := s.readMeta(ctx, k); err != nil {
+		return fmt.Errorf("renew lease: %w", err)
+	}
+	return fmt.Errorf("renew lease on %s: %w", k.ThreadID, store.ErrLeaseLost)
+}
+
+// ReleaseLease implements store.Leases.
+func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) error {
+	if checkKey(k) != nil || owner == "" {
+		return nil
+	}
+	e := newExpr()
+	e.remove(aLeaseOwner)
+	e.remove(aLeaseUntil)
+	err := s.updateLease(ctx, k, e, e.n(aLeaseOwner)+" = "+e.v(avS(owner)))
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("release lease on %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// RequestAbort implements store.Leases.
+func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
+	if err := checkKey(k); err != nil {
+		return fmt.Errorf("request abort: %w", err)
+	}
+	e := newExpr()
+	e.set(aAbort, avBool(true))
+	err := s.updateLease(ctx, k, e, "")
+	if isConditionFailed(err) {
+		return fmt.Errorf("request abort: session %s: %w", k.ThreadID, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("request abort on %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// AbortRequested implements store.Leases with a strongly consistent read.
+func (s *Store) AbortRequested(ctx context.Context, k store.Key) (bool, error) {
+	it, err := s.readMeta(ctx, k, aAbort)
+	if err != nil {
+		return false, fmt.Errorf("abort requested: %w", err)
+	}
+	return getBool(it, aAbort), nil
+}

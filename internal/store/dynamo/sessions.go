@@ -1,0 +1,525 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"agentchat/internal/store"
+)
+
+// Attributes of the session meta item.
+const (
+	aThread      = "thread_id"
+	aUser        = "user_id"
+	aProject     = "project_id"
+	aTitle       = "title"
+	aTitleByUser = "title_by_user"
+	aMsgCount    = "message_count"
+	aLLMCalls    = "llm_calls"
+	aInTokens    = "input_tokens"
+	aOutTokens   = "output_tokens"
+	aTotTokens   = "total_tokens"
+	aLastMsgAt   = "last_message_at"
+	aCreatedAt   = "created_at"
+	aUpdatedAt   = "updated_at"
+	aMetadata    = "metadata" // JSON text
+	aErrors      = "errors"
+	aAborted     = "aborted_turns"
+	aTurns       = "turns"
+	aToolCalls   = "tool_calls" // map of tool name to count
+	aPinned      = "pinned"
+	aMsgSeq      = "msg_seq"      // commit marker: last visible message seq
+	aMsgReserved = "msg_reserved" // last reserved message seq
+	aMsgGaps     = "msg_gaps"     // list of "first-last" voided seq ranges
+	aLeaseOwner  = "lease_owner"
+	aLeaseUntil  = "lease_until" // unix nanoseconds
+	aAbort       = "abort"
+)
+
+// maxUpdateAttempts bounds the optimistic retries of a meta update that
+// races with a concurrent pin or touch.
+const maxUpdateAttempts = 50
+
+// CreateSession implements store.Sessions.
+func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	if sess == nil || sess.ProjectID == "" || sess.UserID == "" || sess.ThreadID == "" {
+		return errors.New("create session: project, user and thread ids are required")
+	}
+	t := now()
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = t
+	}
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = t
+	}
+	if sess.Title == "" {
+		sess.Title = store.DefaultTitle
+	}
+	it, err := sessionItem(sess)
+	if err != nil {
+		return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     it,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("create session %s: %w", sess.ThreadID, store.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
+	}
+	return nil
+}
+
+// sessionItem encodes a new session's meta item.
+func sessionItem(sess *store.Session) (item, error) {
+	it := keyOf(sessionPK(sess.ProjectID, sess.ThreadID), metaSK)
+	it[attrGSI1PK] = avS(projectGSI1PK(sess.ProjectID))
+	it[attrGSI1SK] = avS(sessionGSI1SK(sess.UserID, sess.Pinned, sess.UpdatedAt, sess.ThreadID))
+	it[aThread] = avS(sess.ThreadID)
+	it[aUser] = avS(sess.UserID)
+	it[aProject] = avS(sess.ProjectID)
+	it[aTitle] = avS(sess.Title)
+	it[aTitleByUser] = avBool(sess.TitleSetByUser)
+	it[aPinned] = avBool(sess.Pinned)
+	it[aMsgCount] = avN(sess.MessageCount)
+	it[aLLMCalls] = avN(sess.LLMCallsCount)
+	it[aInTokens] = avN(sess.InputTokens)
+	it[aOutTokens] = avN(sess.OutputTokens)
+	it[aTotTokens] = avN(sess.TotalTokens)
+	it[aErrors] = avN(sess.Stats.Errors)
+	it[aAborted] = avN(sess.Stats.AbortedTurns)
+	it[aTurns] = avN(sess.Stats.Turns)
+	tc := make(item, len(sess.Stats.ToolCalls))
+	for name, n := range sess.Stats.ToolCalls {
+		tc[toolKey(name)] = avN(n)
+	}
+	it[aToolCalls] = &types.AttributeValueMemberM{Value: tc}
+	it[aMsgSeq] = avN(0)
+	it[aMsgReserved] = avN(0)
+	it[aCreatedAt] = avS(fmtTime(sess.CreatedAt))
+	it[aUpdatedAt] = avS(fmtTime(sess.UpdatedAt))
+	putTime(it, aLastMsgAt, sess.LastMessageAt)
+	if len(sess.Metadata) > 0 {
+		b, err := json.Marshal(sess.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("encode metadata: %w", err)
+		}
+		it[aMetadata] = avS(string(b))
+	}
+	return it, nil
+}
+
+// toolKey maps a tool name to its key in the tool_calls map: DynamoDB has
+// no empty attribute names, so the empty name gets a visible stand-in.
+func toolKey(name string) string {
+	if name == "" {
+		return "(unnamed)"
+	}
+	return name
+}
+
+// sessionFromItem decodes a meta item.
+func sessionFromItem(it item) (*store.Session, error) {
+	sess := &store.Session{
+		ThreadID:       getS(it, aThread),
+		UserID:         getS(it, aUser),
+		ProjectID:      getS(it, aProject),
+		Title:          getS(it, aTitle),
+		TitleSetByUser: getBool(it, aTitleByUser),
+		Pinned:         getBool(it, aPinned),
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{
+		{aMsgCount, &sess.MessageCount},
+		{aLLMCalls, &sess.LLMCallsCount},
+		{aInTokens, &sess.InputTokens},
+		{aOutTokens, &sess.OutputTokens},
+		{aTotTokens, &sess.TotalTokens},
+		{aErrors, &sess.Stats.Errors},
+		{aAborted, &sess.Stats.AbortedTurns},
+		{aTurns, &sess.Stats.Turns},
+	} {
+		if *f.dst, err = getN(it, f.name); err != nil {
+			return nil, err
+		}
+	}
+	if m, ok := it[aToolCalls].(*types.AttributeValueMemberM); ok && len(m.Value) > 0 {
+		sess.Stats.ToolCalls = make(map[string]int64, len(m.Value))
+		for name := range m.Value {
+			if sess.Stats.ToolCalls[name], err = getN(m.Value, name); err != nil {
+				return nil, fmt.Errorf("tool call count: %w", err)
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{
+		{aCreatedAt, &sess.CreatedAt},
+		{aUpdatedAt, &sess.UpdatedAt},
+		{aLastMsgAt, &sess.LastMessageAt},
+	} {
+		if *f.dst, err = getTime(it, f.name); err != nil {
+			return nil, err
+		}
+	}
+	if md := getS(it, aMetadata); md != "" {
+		if err := json.Unmarshal([]byte(md), &sess.Metadata); err != nil {
+			return nil, fmt.Errorf("decode metadata: %w", err)
+		}
+	}
+	return sess, nil
+}
+
+// readMeta reads the session's meta item (strongly consistent), or
+// ErrNotFound when it does not exist or belongs to another user. attrs
+// limits the attributes read (user_id is always read); none means all.
+func (s *Store) readMeta(ctx context.Context, k store.Key, attrs ...string) (item, error) {
+	if err := checkKey(k); err != nil {
+		return nil, err
+	}
+	in := &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+		ConsistentRead: aws.Bool(true),
+	}
+	if len(attrs) > 0 {
+		e := newExpr()
+		proj := e.n(aUser)
+		for _, a := range attrs {
+			proj += ", " + e.n(a)
+		}
+		in.ProjectionExpression = aws.String(proj)
+		in.ExpressionAttributeNames = e.names
+	}
+	out, err := s.client.GetItem(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", k.ThreadID, err)
+	}
+	if out.Item == nil || getS(out.Item, aUser) != k.UserID {
+		return nil, fmt.Errorf("session %s: %w", k.ThreadID, store.ErrNotFound)
+	}
+	return out.Item, nil
+}
+
+// GetSession implements store.Sessions.
+func (s *Store) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
+	it, err := s.readMeta(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := sessionFromItem(it)
+	if err != nil {
+		return nil, fmt.Errorf("decode session %s: %w", k.ThreadID, err)
+	}
+	return sess, nil
+}
+
+// ListSessions implements store.Sessions with one GSI1 query (more only when
+// DynamoDB cuts a page at 1 MB). It reads one item beyond the page to know
+// whether a next page exists, so that NextCursor is empty on the last page.
+func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p store.Page) ([]store.Session, string, error) {
+	if p.Limit < 1 || p.Limit > 1000 {
+		return nil, "", fmt.Errorf("list sessions: page limit %d out of range 1..1000", p.Limit)
+	}
+	var start item
+	if p.Cursor != "" {
+		var err error
+		if start, err = decodeCursor(p.Cursor, projectID, userID); err != nil {
+			return nil, "", fmt.Errorf("list sessions: %w", err)
+		}
+	}
+	if projectID == "" || userID == "" {
+		return []store.Session{}, "", nil
+	}
+	e := newExpr()
+	cond := e.n(attrGSI1PK) + " = " + e.v(avS(projectGSI1PK(projectID))) +
+		" AND begins_with(" + e.n(attrGSI1SK) + ", " + e.v(avS(userGSI1Prefix(userID))) + ")"
+	var items []item
+	for {
+		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(IndexGSI1),
+			KeyConditionExpression:    aws.String(cond),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+			ScanIndexForward:          aws.Bool(false),
+			Limit:                     aws.Int32(int32(p.Limit + 1 - len(items))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions of %s in %s: %w", userID, projectID, err)
+		}
+		items = append(items, out.Items...)
+		start = out.LastEvaluatedKey
+		if len(items) > p.Limit || start == nil {
+			break
+		}
+	}
+	next := ""
+	if len(items) > p.Limit {
+		items = items[:p.Limit]
+		last := items[len(items)-1]
+		next = encodeCursor(cursor{
+			PK: getS(last, attrPK), SK: getS(last, attrSK),
+			GSI1PK: getS(last, attrGSI1PK), GSI1SK: getS(last, attrGSI1SK),
+		})
+	}
+	list := make([]store.Session, 0, len(items))
+	for _, it := range items {
+		sess, err := sessionFromItem(it)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: decode %s: %w", getS(it, attrPK), err)
+		}
+		list = append(list, *sess)
+	}
+	return list, next, nil
+}
+
+// updateMeta applies an update to the session meta that bumps updated_at to
+// now and rewrites GSI1SK to match. GSI1SK also holds the pinned flag, so
+// the update is conditioned on the pinned value it assumes (first false,
+// the common case, then the stored one); SetPinned in turn conditions on
+// updated_at. build adds the operation's own clauses to e.
+func (s *Store) updateMeta(ctx context.Context, k store.Key, build func(e *expr), returnNew bool) (item, error) {
+	if err := checkKey(k); err != nil {
+		return nil, err
+	}
+	pinned := false
+	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
+		t := now()
+		e := newExpr()
+		build(e)
+		e.set(aUpdatedAt, avS(fmtTime(t)))
+		e.set(attrGSI1SK, avS(sessionGSI1SK(k.UserID, pinned, t, k.ThreadID)))
+		cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) + " AND " + e.n(aPinned) + " = " + e.v(avBool(pinned))
+		in := &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+			UpdateExpression:          aws.String(e.update()),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+		}
+		if returnNew {
+			in.ReturnValues = types.ReturnValueAllNew
+		}
+		out, err := s.client.UpdateItem(ctx, in)
+		if err == nil {
+			return out.Attributes, nil
+		}
+		if !isConditionFailed(err) {
+			return nil, fmt.Errorf("update session %s: %w", k.ThreadID, err)
+		}
+		cur, err := s.readMeta(ctx, k, aPinned)
+		if err != nil {
+			return nil, err
+		}
+		pinned = getBool(cur, aPinned)
+	}
+	return nil, fmt.Errorf("update session %s: gave up after %d concurrent modifications", k.ThreadID, maxUpdateAttempts)
+}
+
+// RenameSession implements store.Sessions.
+func (s *Store) RenameSession(ctx context.Context, k store.Key, title string) (*store.Session, error) {
+	if title == "" {
+		return nil, errors.New("rename session: empty title")
+	}
+	it, err := s.updateMeta(ctx, k, func(e *expr) {
+		e.set(aTitle, avS(title))
+		e.set(aTitleByUser, avBool(true))
+	}, true)
+	if err != nil {
+		return nil, fmt.Errorf("rename: %w", err)
+	}
+	sess, err := sessionFromItem(it)
+	if err != nil {
+		return nil, fmt.Errorf("rename: decode session %s: %w", k.ThreadID, err)
+	}
+	return sess, nil
+}
+
+// SetGeneratedTitle implements store.Sessions. It does not bump
+// UpdatedAt: the turn that triggered it already did.
+func (s *Store) SetGeneratedTitle(ctx context.Context, k store.Key, title string) (bool, error) {
+	if err := checkKey(k); err != nil {
+		return false, err
+	}
+	e := newExpr()
+	e.set(aTitle, avS(title))
+	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) + " AND " + e.n(aTitleByUser) + " = " + e.v(avBool(false))
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+		UpdateExpression:          aws.String(e.update()),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	})
+	if err == nil {
+		return true, nil
+	}
+	if !isConditionFailed(err) {
+		return false, fmt.Errorf("set generated title of %s: %w", k.ThreadID, err)
+	}
+	if _, err := s.readMeta(ctx, k); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+// SetPinned implements store.Sessions. It keeps UpdatedAt and rewrites
+// GSI1SK, conditioned on the updated_at it was computed from.
+func (s *Store) SetPinned(ctx context.Context, k store.Key, pinned bool) (*store.Session, error) {
+	for attempt := 0; attempt < maxUpdateAttempts; attempt++ {
+		cur, err := s.readMeta(ctx, k, aUpdatedAt)
+		if err != nil {
+			return nil, err
+		}
+		upd, err := getTime(cur, aUpdatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("pin session %s: %w", k.ThreadID, err)
+		}
+		e := newExpr()
+		e.set(aPinned, avBool(pinned))
+		e.set(attrGSI1SK, avS(sessionGSI1SK(k.UserID, pinned, upd, k.ThreadID)))
+		cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) + " AND " + e.n(aUpdatedAt) + " = " + e.v(cur[aUpdatedAt])
+		out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+			UpdateExpression:          aws.String(e.update()),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+			ReturnValues:              types.ReturnValueAllNew,
+		})
+		if isConditionFailed(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pin session %s: %w", k.ThreadID, err)
+		}
+		sess, err := sessionFromItem(out.Attributes)
+		if err != nil {
+			return nil, fmt.Errorf("pin: decode session %s: %w", k.ThreadID, err)
+		}
+		return sess, nil
+	}
+	return nil, fmt.Errorf("pin session %s: gave up after %d concurrent modifications", k.ThreadID, maxUpdateAttempts)
+}
+
+// AddTurnStats implements store.Sessions with one UpdateItem: counters
+// through ADD (atomic), tool counts through SET on the nested map (created
+// with the session), updated_at and GSI1SK rewritten.
+func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats) error {
+	tools := make(map[string]int64, len(d.ToolCalls))
+	for name, n := range d.ToolCalls {
+		if n != 0 {
+			tools[toolKey(name)] += n
+		}
+	}
+	_, err := s.updateMeta(ctx, k, func(e *expr) {
+		for _, c := range []struct {
+			attr string
+			n    int64
+		}{
+			{aMsgCount, d.Messages},
+			{aLLMCalls, d.LLMCalls},
+			{aInTokens, d.InputTokens},
+			{aOutTokens, d.OutputTokens},
+			{aTotTokens, d.InputTokens + d.OutputTokens},
+			{aErrors, d.Errors},
+			{aAborted, d.AbortedTurns},
+			{aTurns, d.Turns},
+		} {
+			if c.n != 0 {
+				e.add(c.attr, avN(c.n))
+			}
+		}
+		if len(tools) > 0 {
+			tc, zero := e.n(aToolCalls), e.v(avN(0))
+			for _, name := range sortedKeys(tools) {
+				path := tc + "." + e.n(name)
+				e.setRaw(path + " = if_not_exists(" + path + ", " + zero + ") + " + e.v(avN(tools[name])))
+			}
+		}
+		if !d.LastMessageAt.IsZero() {
+			e.set(aLastMsgAt, avS(fmtTime(d.LastMessageAt)))
+		}
+	}, false)
+	if err != nil {
+		return fmt.Errorf("add turn stats: %w", err)
+	}
+	return nil
+}
+
+// sortedKeys returns m's keys in order, for deterministic expressions.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// DeleteSession implements store.Sessions: the messages first, the meta
+// item (with the lease and abort flag) last.
+func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
+	if _, err := s.readMeta(ctx, k); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	if err := s.deleteThread(ctx, sessionPK(k.ProjectID, k.ThreadID)); err != nil {
+		return fmt.Errorf("delete session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// ---- cursors ----
+
+// cursor is the position of the last session of a page: the GSI1 key of
+// its meta item, which DynamoDB takes as ExclusiveStartKey.
+type cursor struct {
+	PK     string `json:"pk"`
+	SK     string `json:"sk"`
+	GSI1PK string `json:"g1pk"`
+	GSI1SK string `json:"g1sk"`
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c) // strings only: cannot fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor decodes and validates a cursor of the listing of userID in
+// projectID; anything else is ErrInvalidCursor.
+func decodeCursor(s, projectID, userID string) (item, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", store.ErrInvalidCursor, err)
+	}
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%w: %v", store.ErrInvalidCursor, err)
+	}
+	prefix := userGSI1Prefix(userID)
+	if c.SK != metaSK || c.GSI1PK != projectGSI1PK(projectID) ||
+		len(c.GSI1SK) <= len(prefix) || c.GSI1SK[:len(prefix)] != prefix ||
+		len(c.PK) <= len(c.GSI1PK)+3 || c.PK[:len(c.GSI1PK)+3] != c.GSI1PK+"#T#" {
+		return nil, fmt.Errorf("%w: not a cursor of this listing", store.ErrInvalidCursor)
+	}
+	return item{
+		attrPK: avS(c.PK), attrSK: avS(c.SK),
+		attrGSI1PK: avS(c.GSI1PK), attrGSI1SK: avS(c.GSI1SK),
+	}, nil
+}
