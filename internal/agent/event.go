@@ -21,6 +21,11 @@ type ToolCallEvent struct {
 	// Arguments is cumulative.
 	Arguments string
 	Complete  bool
+	// Index is the call's position in the assistant message.
+	Index int
+	// Client is true for a tool declared by the client (OpenAI surface):
+	// the client runs it, so it is passed through as a real tool call.
+	Client bool
 }
 
 // Event is one thing that happened during a turn. Surfaces encode events

@@ -1,0 +1,323 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"agentchat/internal/llm"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// outcome is how the step loop ended.
+type outcome int
+
+const (
+	// outFinal: the model gave an answer without tool calls.
+	outFinal outcome = iota
+	// outClientTools: the model called tools the client runs (stateless).
+	outClientTools
+	// outMaxSteps: MaxSteps LLM calls ran without a final answer.
+	outMaxSteps
+	// outFailed: an LLM call or a persistence step failed.
+	outFailed
+	// outStopped: the run's context ended (abort, deadline, client left).
+	outStopped
+)
+
+// errToolTimeout is the cancel cause of a tool whose ToolTimeout expired.
+var errToolTimeout = errors.New("tool timeout")
+
+// maxStepsText is the error of a run that reached MaxSteps.
+func maxStepsText(n int) string {
+	return fmt.Sprintf("The agent stopped after reaching the maximum of %d steps without a final answer.", n)
+}
+
+// toolResult is the output of one tool call.
+type toolResult struct {
+	call   openai.ToolCall
+	output string
+	failed bool
+}
+
+// loop is one run of the agent loop: LLM calls, tool runs and accounting.
+// Persistence is done by the optional hooks, so the same loop serves the
+// stored project chat and the stateless gateway.
+type loop struct {
+	rt     *Runtime
+	client llm.Client
+	req    llm.Request
+	tools  map[string]Tool
+	// clientTools are tool names the client declared and runs itself.
+	clientTools map[string]bool
+	em          *emitter
+
+	// saveAssistant persists an assistant message (interrupted: the stream
+	// failed after res.Content was shown); nil when nothing is stored.
+	saveAssistant func(id string, res *llm.Result, interrupted bool) error
+	// saveTools persists the tool messages of one step; nil when nothing is stored.
+	saveTools func(results []toolResult) error
+
+	// content is the text of every answered step (stateless result).
+	content strings.Builder
+
+	mu          sync.Mutex // guards the fields below (tools run concurrently)
+	llmCalls    int64
+	usage       llm.Usage
+	toolCalls   map[string]int64
+	sideEffects bool
+}
+
+func newLoop(rt *Runtime, client llm.Client, tools []Tool, em *emitter) *loop {
+	l := &loop{
+		rt: rt, client: client, em: em,
+		tools:     make(map[string]Tool, len(tools)),
+		toolCalls: map[string]int64{},
+	}
+	for _, t := range tools {
+		l.tools[t.Name] = t
+	}
+	l.req.Tools = llmTools(tools)
+	return l
+}
+
+// countCall adds one LLM call and its usage to the totals.
+func (l *loop) countCall(u llm.Usage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.llmCalls++
+	l.usage.PromptTokens += u.PromptTokens
+	l.usage.CompletionTokens += u.CompletionTokens
+	l.usage.TotalTokens += u.TotalTokens
+}
+
+// isClientTool reports whether name is a client-declared tool (agent tools
+// win a name clash).
+func (l *loop) isClientTool(name string) bool {
+	if _, ok := l.tools[name]; ok {
+		return false
+	}
+	return l.clientTools[name]
+}
+
+// run executes steps until a final answer, client tool calls, MaxSteps, a
+// failure or the end of ctx. It returns the last LLM result and, for
+// outFailed and outStopped, the error.
+func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
+	for range l.rt.o.MaxSteps {
+		msgID := l.rt.o.NewID()
+		res, err := l.client.Stream(ctx, l.req, func(d llm.Delta) error {
+			l.onDelta(msgID, d)
+			return nil
+		})
+		if res != nil && (err == nil || res.Content != "" || res.Reasoning != "" || len(res.ToolCalls) > 0 || res.Usage.TotalTokens > 0) {
+			// A call counts once it produced something (tokens were used).
+			l.countCall(res.Usage)
+		}
+		if err != nil {
+			if res != nil && l.saveAssistant != nil && (res.Content != "" || res.Reasoning != "") {
+				if serr := l.saveAssistant(msgID, res, true); serr != nil {
+					l.rt.log.Error("save interrupted assistant message", "err", serr)
+				}
+			}
+			if ctx.Err() != nil {
+				return outStopped, res, context.Cause(ctx)
+			}
+			return outFailed, res, fmt.Errorf("llm call: %w", err)
+		}
+		l.content.WriteString(res.Content)
+		if len(res.ToolCalls) == 0 {
+			if l.saveAssistant != nil {
+				if err := l.saveAssistant(msgID, res, false); err != nil {
+					return outFailed, res, err
+				}
+			}
+			return outFinal, res, nil
+		}
+
+		normalizeCalls(res.ToolCalls, l.rt.o.NewID)
+		hasClient := false
+		for i, c := range res.ToolCalls {
+			client := l.isClientTool(c.Function.Name)
+			hasClient = hasClient || client
+			l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &ToolCallEvent{
+				ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments,
+				Complete: true, Index: i, Client: client,
+			}})
+		}
+		if hasClient {
+			// The client runs its tools; agent tools of the same step are not
+			// run (their results could not reach the client's history).
+			return outClientTools, res, nil
+		}
+		if l.saveAssistant != nil {
+			if err := l.saveAssistant(msgID, res, false); err != nil {
+				return outFailed, res, err
+			}
+		}
+		results := l.runTools(ctx, res.ToolCalls)
+		if l.saveTools != nil {
+			if err := l.saveTools(results); err != nil {
+				return outFailed, res, err
+			}
+		}
+		if ctx.Err() != nil {
+			return outStopped, res, context.Cause(ctx)
+		}
+		l.req.Messages = append(l.req.Messages, openai.ChatCompletionMessage{
+			Role: openai.ChatMessageRoleAssistant, Content: res.Content, ToolCalls: res.ToolCalls,
+		})
+		for _, r := range results {
+			l.req.Messages = append(l.req.Messages, openai.ChatCompletionMessage{
+				Role: openai.ChatMessageRoleTool, Content: r.output, ToolCallID: r.call.ID,
+			})
+		}
+	}
+	return outMaxSteps, nil, nil
+}
+
+// onDelta turns one streamed increment into events.
+func (l *loop) onDelta(msgID string, d llm.Delta) {
+	switch {
+	case d.ToolCall != nil:
+		tc := d.ToolCall
+		ev := ToolCallEvent{ID: tc.ID, Name: tc.Name, Index: tc.Index, Client: l.isClientTool(tc.Name)}
+		if tc.First {
+			first := ev
+			l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &first})
+			if tc.Arguments == "" {
+				return
+			}
+		}
+		ev.Arguments = tc.Arguments
+		l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &ev})
+	case d.Content != "":
+		l.em.emit(Event{Type: EventContent, Content: d.Content, MessageID: msgID})
+	case d.Reasoning != "":
+		l.em.emit(Event{Type: EventReasoning, Content: d.Reasoning, MessageID: msgID})
+	}
+}
+
+// normalizeCalls gives every call an id and the function type, and drops
+// the streaming index (not part of a request message).
+func normalizeCalls(calls []openai.ToolCall, newID func() string) {
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = "call_" + newID()
+		}
+		calls[i].Type = openai.ToolTypeFunction
+		calls[i].Index = nil
+	}
+}
+
+// runTools runs the calls, concurrently when there are several, and returns
+// their results in call order.
+func (l *loop) runTools(ctx context.Context, calls []openai.ToolCall) []toolResult {
+	results := make([]toolResult, len(calls))
+	if len(calls) == 1 {
+		results[0] = l.runTool(ctx, calls[0])
+		return results
+	}
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { results[i] = l.runTool(ctx, c) })
+	}
+	wg.Wait()
+	return results
+}
+
+// runTool runs one call between its tool_start and tool_end events. Every
+// failure (unknown tool, invalid arguments, error, panic, timeout, turn
+// stopped) becomes an output text for the model.
+func (l *loop) runTool(ctx context.Context, call openai.ToolCall) toolResult {
+	name := call.Function.Name
+	l.mu.Lock()
+	l.toolCalls[name]++
+	l.mu.Unlock()
+	l.em.emit(Event{Type: EventToolStart, ToolName: name, ToolCallID: call.ID})
+	out, failed := l.execTool(ctx, call)
+	l.em.emit(Event{Type: EventToolEnd, ToolName: name, ToolCallID: call.ID, ToolOutput: out})
+	return toolResult{call: call, output: out, failed: failed}
+}
+
+type toolReturn struct {
+	out string
+	err error
+}
+
+func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (string, bool) {
+	name := call.Function.Name
+	tool, ok := l.tools[name]
+	if !ok {
+		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, l.toolNames()), true
+	}
+	args := strings.TrimSpace(call.Function.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(args), &obj); err != nil {
+		return fmt.Sprintf("Error: the arguments of tool %s are not a valid JSON object (%v). Call it again with a JSON object that matches its schema.", name, err), true
+	}
+	if ctx.Err() != nil {
+		return fmt.Sprintf("Error: tool %s was not run because the turn was stopped.", name), true
+	}
+	if tool.SideEffects {
+		l.mu.Lock()
+		l.sideEffects = true
+		l.mu.Unlock()
+	}
+
+	tctx, cancel := context.WithTimeoutCause(ctx, l.rt.o.ToolTimeout, errToolTimeout)
+	defer cancel()
+	done := make(chan toolReturn, 1) // buffered: a tool that ignores ctx may finish after we stopped waiting
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				l.rt.log.Error("tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
+				done <- toolReturn{err: fmt.Errorf("the tool crashed: %v", p)}
+			}
+		}()
+		out, err := tool.Execute(tctx, json.RawMessage(args))
+		done <- toolReturn{out: out, err: err}
+	}()
+
+	var r toolReturn
+	select {
+	case r = <-done:
+	case <-tctx.Done():
+		select {
+		case r = <-done:
+		default:
+			r.err = tctx.Err()
+		}
+	}
+	switch {
+	case r.err == nil:
+		return r.out, false
+	case tctx.Err() != nil && context.Cause(tctx) == errToolTimeout:
+		return fmt.Sprintf("Error: tool %s timed out after %s.", name, l.rt.o.ToolTimeout), true
+	case ctx.Err() != nil:
+		return fmt.Sprintf("Error: tool %s was interrupted because the turn was stopped.", name), true
+	}
+	l.rt.log.Info("tool failed", "tool", name, "err", r.err)
+	return fmt.Sprintf("Error: tool %s failed: %v", name, r.err), true
+}
+
+func (l *loop) toolNames() string {
+	if len(l.tools) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(l.tools))
+	for n := range l.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

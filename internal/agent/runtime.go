@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"agentchat/internal/llm"
+	"agentchat/internal/store"
+
+	"github.com/google/uuid"
+)
+
+// Runtime defaults applied by NewRuntime to zero Options fields.
+const (
+	DefaultMaxSteps    = 25
+	DefaultToolTimeout = 60 * time.Second
+	DefaultTurnTimeout = 10 * time.Minute
+	DefaultLeaseTTL    = 60 * time.Second
+	DefaultAbortPoll   = 300 * time.Millisecond
+	// persistTimeout bounds each store write made after the turn's context
+	// may have ended (completed steps, statistics, lease release).
+	persistTimeout = 15 * time.Second
+)
+
+// ErrInvalidRequest means a turn request is incomplete or inconsistent; the
+// wrapped message says what is wrong.
+var ErrInvalidRequest = errors.New("invalid turn request")
+
+// Options configure a Runtime. Store, Agents and LLM are required (StartTurn
+// and RunStateless report their absence as errors); the rest have defaults.
+type Options struct {
+	Store  store.Store
+	Agents *Registry
+	LLM    llm.Resolver
+	// Logger receives operational logs; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxSteps bounds the LLM calls of one turn (default 25).
+	MaxSteps int
+	// ToolTimeout bounds one tool run (default 60s).
+	ToolTimeout time.Duration
+	// TurnTimeout bounds a whole turn (default 10m). In Lambda a client
+	// disconnect does not cancel the context, so this is the real bound.
+	TurnTimeout time.Duration
+	// LeaseTTL is the session lease duration, renewed every TTL/3 while the
+	// turn runs (default 60s), so that a crashed turn frees the session.
+	LeaseTTL time.Duration
+	// AbortPoll is how often the abort flag is read (default 300ms).
+	AbortPoll time.Duration
+	// Now returns the current time (default time.Now).
+	Now func() time.Time
+	// NewID returns a new unique id for messages and lease owners (default
+	// a random UUID).
+	NewID func() string
+}
+
+// Runtime runs agent turns: the persisted project chat (StartTurn, Run) and
+// the stateless gateway path (RunStateless). It is safe for concurrent use.
+type Runtime struct {
+	o   Options
+	log *slog.Logger
+}
+
+// NewRuntime returns a runtime with the defaults applied to o.
+func NewRuntime(o Options) *Runtime {
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = DefaultMaxSteps
+	}
+	if o.ToolTimeout <= 0 {
+		o.ToolTimeout = DefaultToolTimeout
+	}
+	if o.TurnTimeout <= 0 {
+		o.TurnTimeout = DefaultTurnTimeout
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.AbortPoll <= 0 {
+		o.AbortPoll = DefaultAbortPoll
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewID == nil {
+		o.NewID = uuid.NewString
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return &Runtime{o: o, log: lg}
+}
+
+// resolve finds the agent and the user's LLM client; errors wrap
+// ErrInvalidRequest or llm.ErrNotConfigured.
+func (r *Runtime) resolve(ctx context.Context, agentID, userID string) (*Agent, llm.Client, error) {
+	if r.o.Agents == nil || r.o.LLM == nil {
+		return nil, nil, errors.New("agent runtime: agent registry and LLM resolver are required")
+	}
+	a := r.o.Agents.Resolve(agentID)
+	if a == nil {
+		return nil, nil, fmt.Errorf("%w: unknown agent %q and no fallback agent", ErrInvalidRequest, agentID)
+	}
+	c, err := r.o.LLM.Resolve(ctx, userID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolve llm for user: %w", err)
+	}
+	return a, c, nil
+}
+
+// prepare runs the agent's Prepare hook (recovering a panic) and returns
+// the system prompt and the tools of the turn.
+func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (system string, tools []Tool, err error) {
+	skills := a.Skills
+	extra := ""
+	if a.Prepare != nil {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					r.log.Error("agent prepare panicked", "agent", a.ID, "panic", p)
+					err = fmt.Errorf("agent %s: prepare panicked: %v", a.ID, p)
+				}
+			}()
+			extra, skills, err = a.Prepare(ctx, info)
+		}()
+		if err != nil {
+			return "", nil, fmt.Errorf("prepare agent %s: %w", a.ID, err)
+		}
+	}
+	return systemPrompt(a.SystemPrompt, skills, extra), Tools(skills), nil
+}
+
+// emitter serializes the events of one run (tools emit from their own
+// goroutines) and remembers whether anything was emitted.
+type emitter struct {
+	mu      sync.Mutex
+	fn      func(Event)
+	emitted bool
+}
+
+func (e *emitter) emit(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.emitted = true
+	if e.fn != nil {
+		e.fn(ev)
+	}
+}
+
+func (e *emitter) any() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.emitted
+}
+
+// userError is an error with a sentence meant for the person chatting.
+type userError struct {
+	msg string
+	err error
+}
+
+func (e *userError) Error() string {
+	if e.err == nil {
+		return e.msg
+	}
+	return e.msg + ": " + e.err.Error()
+}
+
+func (e *userError) Unwrap() error { return e.err }
+
+// humanError is the text of an EventError for err: the runtime's own
+// sentence, or the LLM package's secret-free message.
+func humanError(err error) string {
+	var ue *userError
+	if errors.As(err, &ue) {
+		return ue.msg
+	}
+	return llm.UserMessage(err)
+}

@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"agentchat/internal/llm"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// StatelessRequest is one request of the stateless gateway (/v1): the
+// client sends the whole conversation and nothing is stored.
+type StatelessRequest struct {
+	// AgentID selects the agent (the registry's fallback when unknown).
+	AgentID string
+	// Messages is the client's history (system, user, assistant, tool),
+	// content already flattened to strings.
+	Messages []openai.ChatCompletionMessage
+	// ClientTools are tools the client declares and runs itself; they are
+	// offered to the model beside the agent's tools (an agent tool wins a
+	// name clash).
+	ClientTools []openai.Tool
+	Temperature *float32
+	// MaxTokens bounds each LLM call (0: no bound).
+	MaxTokens int
+	Stop      []string
+	// UserID selects the LLM configuration.
+	UserID string
+}
+
+// StatelessResult is the outcome of a stateless run.
+type StatelessResult struct {
+	// AgentID is the agent that ran.
+	AgentID string
+	// Content is every content delta of the run, concatenated (what a
+	// streaming client displayed).
+	Content string
+	// ClientToolCalls are the calls of client tools the model made, in
+	// order (FinishReason "tool_calls"); the client runs them.
+	ClientToolCalls []openai.ToolCall
+	// FinishReason is "stop", "length" or "tool_calls".
+	FinishReason string
+	// Usage sums every LLM call of the run.
+	Usage llm.Usage
+	// SideEffects is true once an agent tool with SideEffects ran: the
+	// request must not be retried.
+	SideEffects bool
+	// Model is the model the provider reported for the last call.
+	Model string
+	// Error is the text of the EventError emitted when the run failed
+	// after events were already emitted; empty on success.
+	Error string
+}
+
+// RunStateless runs the agent over the client's messages: the agent's
+// system prompt is put before them (the client's own system messages are
+// kept), agent tools run server-side (with their events), and a call of a
+// client tool ends the run with FinishReason "tool_calls".
+//
+// A failure before any event was emitted (no LLM configured, the provider
+// refusing the first call, ...) is returned as an error and nothing is
+// emitted, so that the caller can answer with a status. Otherwise emit
+// receives the events in order, from one goroutine at a time, ending with
+// EventDone (after an EventError when the run failed), and the result is
+// returned with a nil error.
+func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit func(Event)) (*StatelessResult, error) {
+	if len(req.Messages) == 0 {
+		return nil, fmt.Errorf("%w: messages are empty", ErrInvalidRequest)
+	}
+	if req.MaxTokens < 0 {
+		return nil, fmt.Errorf("%w: max tokens is negative", ErrInvalidRequest)
+	}
+	a, client, err := r.resolve(ctx, req.AgentID, req.UserID)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, r.o.TurnTimeout, errTurnTimeout)
+	defer cancel()
+	system, tools, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID})
+	if err != nil {
+		return nil, err
+	}
+
+	em := &emitter{fn: emit}
+	l := newLoop(r, client, tools, em)
+	l.clientTools = map[string]bool{}
+	for _, t := range req.ClientTools {
+		if t.Function == nil || t.Function.Name == "" {
+			continue
+		}
+		if _, clash := l.tools[t.Function.Name]; clash {
+			continue
+		}
+		l.clientTools[t.Function.Name] = true
+		l.req.Tools = append(l.req.Tools, t)
+	}
+	l.req.Messages = statelessMessages(system, req.Messages)
+	l.req.Temperature = req.Temperature
+	l.req.MaxTokens = req.MaxTokens
+	l.req.Stop = req.Stop
+
+	out, res, runErr := l.run(ctx)
+
+	l.mu.Lock()
+	result := &StatelessResult{
+		AgentID: a.ID, Content: l.content.String(), Usage: l.usage, SideEffects: l.sideEffects,
+		Model: client.Model(), FinishReason: string(openai.FinishReasonStop),
+	}
+	l.mu.Unlock()
+	if res != nil && res.Model != "" {
+		result.Model = res.Model
+	}
+	switch out {
+	case outFinal:
+		if res.FinishReason == string(openai.FinishReasonLength) {
+			result.FinishReason = res.FinishReason
+		}
+	case outClientTools:
+		result.FinishReason = string(openai.FinishReasonToolCalls)
+		for _, c := range res.ToolCalls {
+			if l.isClientTool(c.Function.Name) {
+				result.ClientToolCalls = append(result.ClientToolCalls, c)
+			}
+		}
+	case outMaxSteps:
+		runErr = &userError{msg: maxStepsText(r.o.MaxSteps)}
+	case outStopped:
+		if errors.Is(runErr, errTurnTimeout) {
+			runErr = &userError{msg: fmt.Sprintf("The request took longer than the %s limit and was stopped.", r.o.TurnTimeout), err: context.DeadlineExceeded}
+		}
+	}
+	if runErr != nil {
+		if !em.any() {
+			return nil, runErr
+		}
+		result.Error = humanError(runErr)
+		em.emit(Event{Type: EventError, Error: result.Error})
+	}
+	em.emit(Event{Type: EventDone})
+	return result, nil
+}
+
+// statelessMessages puts the agent's system prompt before the client's
+// messages. A conversation made only of system messages (a title request
+// of some clients) gets its last one as the user turn, which every
+// provider accepts.
+func statelessMessages(system string, client []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	msgs := make([]openai.ChatCompletionMessage, 0, len(client)+1)
+	if system != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+	}
+	start := len(msgs)
+	msgs = append(msgs, client...)
+	last := -1
+	for i := start; i < len(msgs); i++ {
+		switch msgs[i].Role {
+		case openai.ChatMessageRoleSystem, openai.ChatMessageRoleDeveloper:
+			last = i
+		default:
+			return msgs
+		}
+	}
+	if last >= 0 {
+		msgs[last].Role = openai.ChatMessageRoleUser
+	}
+	return msgs
+}

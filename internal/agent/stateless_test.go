@@ -1,0 +1,188 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"agentchat/internal/llm"
+	"agentchat/internal/llm/llmtest"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+func userMsgs(texts ...string) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, len(texts))
+	for i, s := range texts {
+		out[i] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: s}
+	}
+	return out
+}
+
+func weatherTool() openai.Tool {
+	return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: "get_weather", Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+	}}
+}
+
+func TestStatelessAgentToolRunsServerSide(t *testing.T) {
+	h := newHarness(t, []Tool{addTool(true)})
+	h.llm.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "add", Arguments: `{"a":2,"b":3}`}},
+			Usage: &llmtest.Usage{PromptTokens: 10, CompletionTokens: 5}},
+		llmtest.Reply{Text: "The sum is 5.", Usage: &llmtest.Usage{PromptTokens: 20, CompletionTokens: 4}},
+	)
+	var ev events
+	temp := float32(0.5)
+	res, err := h.rt.RunStateless(context.Background(), StatelessRequest{
+		AgentID: "tester", Messages: userMsgs("add 2 and 3"), UserID: "u", Temperature: &temp,
+		MaxTokens: 100, Stop: []string{"END"}, ClientTools: []openai.Tool{weatherTool()},
+	}, ev.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnd(t, ev, false)
+	want := StatelessResult{AgentID: "tester", Content: "The sum is 5.", FinishReason: "stop", SideEffects: true,
+		Usage: llm.Usage{PromptTokens: 30, CompletionTokens: 9, TotalTokens: 39}, Model: "test-model"}
+	if res.AgentID != want.AgentID || res.Content != want.Content || res.FinishReason != want.FinishReason ||
+		res.SideEffects != want.SideEffects || res.Usage != want.Usage || res.Model != want.Model ||
+		len(res.ClientToolCalls) != 0 || res.Error != "" {
+		t.Fatalf("result = %+v\nwant %+v", res, want)
+	}
+	if end := ev.ofType(EventToolEnd); len(end) != 1 || end[0].ToolOutput != "5" {
+		t.Fatalf("tool events = %s", ev)
+	}
+	for _, e := range ev.ofType(EventToolCall) {
+		if e.ToolCall.Client {
+			t.Fatalf("agent tool reported as client tool: %s", ev)
+		}
+	}
+	reqs := h.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d (nothing stored, no title call)", len(reqs))
+	}
+	r := reqs[0]
+	if got := roles(r.Messages); len(got) != 2 || got[0] != "system:You are a test agent.\n\nUse the test tools." || got[1] != "user:add 2 and 3" {
+		t.Fatalf("prompt = %q", got)
+	}
+	if len(r.Tools) != 2 || r.Tools[0].Function.Name != "add" || r.Tools[1].Function.Name != "get_weather" {
+		t.Fatalf("tools = %+v", r.Tools)
+	}
+	if r.Temperature == nil || *r.Temperature != 0.5 || r.MaxTokens != 100 || len(r.Stop) != 1 || r.Stop[0] != "END" {
+		t.Fatalf("parameters not passed: temp=%v max=%d stop=%v", r.Temperature, r.MaxTokens, r.Stop)
+	}
+	if got := roles(reqs[1].Messages); len(got) != 4 || got[3] != "tool:5#call_1" {
+		t.Fatalf("second prompt = %q", got)
+	}
+}
+
+func TestStatelessClientToolPassthrough(t *testing.T) {
+	h := newHarness(t, []Tool{addTool(false)})
+	h.llm.Enqueue(llmtest.Reply{Text: "Checking.", ToolCalls: []llmtest.ToolCall{
+		{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+		{ID: "call_a", Name: "add", Arguments: `{"a":1,"b":1}`},
+	}})
+	var ev events
+	res, err := h.rt.RunStateless(context.Background(), StatelessRequest{
+		AgentID: "tester", Messages: userMsgs("weather in Paris?"), ClientTools: []openai.Tool{weatherTool()},
+	}, ev.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnd(t, ev, false)
+	if res.FinishReason != "tool_calls" || len(res.ClientToolCalls) != 1 || res.Content != "Checking." {
+		t.Fatalf("result = %+v", res)
+	}
+	c := res.ClientToolCalls[0]
+	if c.ID != "call_w" || c.Type != openai.ToolTypeFunction || c.Function.Name != "get_weather" || c.Function.Arguments != `{"city":"Paris"}` {
+		t.Fatalf("client call = %+v", c)
+	}
+	if n := len(ev.ofType(EventToolStart)); n != 0 {
+		t.Fatalf("a tool ran server-side: %s", ev)
+	}
+	for _, e := range ev.ofType(EventToolCall) {
+		if wantClient := e.ToolCall.ID == "call_w"; e.ToolCall.Client != wantClient {
+			t.Fatalf("tool_call %s Client=%v: %s", e.ToolCall.ID, e.ToolCall.Client, ev)
+		}
+	}
+	if n := len(h.requests()); n != 1 {
+		t.Fatalf("requests = %d, want 1", n)
+	}
+}
+
+func TestStatelessSystemOnly(t *testing.T) {
+	h := newHarness(t, nil)
+	h.llm.Enqueue(llmtest.Reply{Text: "Greeting"})
+	var ev events
+	res, err := h.rt.RunStateless(context.Background(), StatelessRequest{
+		AgentID: "gpt-3.5-turbo", MaxTokens: 16,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "Write a title for: hello"}},
+	}, ev.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnd(t, ev, false)
+	if res.AgentID != "naked" || res.Content != "Greeting" {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := roles(h.requests()[0].Messages); len(got) != 1 || got[0] != "user:Write a title for: hello" {
+		t.Fatalf("prompt = %q", got)
+	}
+}
+
+func TestStatelessErrors(t *testing.T) {
+	t.Run("before the first token", func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.llm.Enqueue(llmtest.Reply{Status: 401})
+		var ev events
+		res, err := h.rt.RunStateless(context.Background(), StatelessRequest{Messages: userMsgs("hi")}, ev.add)
+		var le *llm.Error
+		if res != nil || !errors.As(err, &le) || le.Status != 401 || len(ev) != 0 {
+			t.Fatalf("res = %+v, err = %v, events = %s", res, err, ev)
+		}
+		if msg := llm.UserMessage(err); strings.Contains(msg, testAPIKey) || !strings.Contains(msg, "API key") {
+			t.Fatalf("user message = %q", msg)
+		}
+	})
+	t.Run("after streaming began", func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.llm.Enqueue(llmtest.Reply{Text: "one two three", HangUp: true, HangUpAfter: 2})
+		var ev events
+		res, err := h.rt.RunStateless(context.Background(), StatelessRequest{Messages: userMsgs("hi")}, ev.add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := checkEnd(t, ev, true)
+		if res.Error != msg || ev.content() != "one" {
+			t.Fatalf("result = %+v, events = %s", res, ev)
+		}
+	})
+	t.Run("not configured", func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.res.set(nil)
+		if _, err := h.rt.RunStateless(context.Background(), StatelessRequest{Messages: userMsgs("hi")}, nil); !errors.Is(err, llm.ErrNotConfigured) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("no messages", func(t *testing.T) {
+		h := newHarness(t, nil)
+		if _, err := h.rt.RunStateless(context.Background(), StatelessRequest{}, nil); !errors.Is(err, ErrInvalidRequest) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("max steps", func(t *testing.T) {
+		h := newHarness(t, []Tool{addTool(false)}, func(o *Options) { o.MaxSteps = 2 })
+		h.llm.SetHandler(func(llmtest.Request) llmtest.Reply {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "add", Arguments: `{"a":1,"b":1}`}}}
+		})
+		var ev events
+		res, err := h.rt.RunStateless(context.Background(), StatelessRequest{AgentID: "tester", Messages: userMsgs("loop")}, ev.add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := checkEnd(t, ev, true); !strings.Contains(msg, "maximum of 2 steps") || res.Error != msg {
+			t.Fatalf("error = %q, result = %+v", msg, res)
+		}
+	})
+}

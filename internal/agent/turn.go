@@ -1,0 +1,517 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"agentchat/internal/llm"
+	"agentchat/internal/store"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// userAppendDelay is the longest the user message waits for the first
+// event of the LLM before it is stored anyway.
+const userAppendDelay = 50 * time.Millisecond
+
+// Causes of a turn context's end, besides the client's own cancellation.
+var (
+	errAborted     = errors.New("turn aborted by request")
+	errLeaseLost   = errors.New("turn lease lost")
+	errTurnTimeout = errors.New("turn deadline exceeded")
+	errUserNotSent = errors.New("user message not saved")
+)
+
+// TurnRequest asks for one turn of the persisted project chat.
+type TurnRequest struct {
+	// Key is the session and its owner. An empty ThreadID creates a new
+	// session with a generated id; an unknown one creates the session with
+	// that (client-made) id; another user's is store.ErrNotFound.
+	Key store.Key
+	// AgentID selects the agent (the registry's fallback when unknown).
+	AgentID string
+	// Message is the user's message.
+	Message string
+	// Temperature overrides the configured temperature for this turn.
+	Temperature *float32
+	// Mode is the agent mode (copilot_mode), passed to Agent.Prepare.
+	Mode string
+}
+
+// Turn is a started turn: the session exists and its lease is held by this
+// turn until Run (or Release) returns.
+type Turn struct {
+	r       *Runtime
+	req     TurnRequest
+	agent   *Agent
+	client  llm.Client
+	session *store.Session
+	// created: the session was made by StartTurn, so it has no history.
+	created bool
+	owner   string
+	started atomic.Bool
+}
+
+// Session returns the session as it was when the turn started.
+func (t *Turn) Session() *store.Session { return t.session }
+
+// StartTurn does everything that can fail with a clean status before any
+// streaming: it resolves the agent and the user's LLM (llm.ErrNotConfigured),
+// creates the session when it is new or loads it (store.ErrNotFound when it
+// belongs to someone else), and takes the session's lease
+// (store.ErrLeaseHeld when a turn is already running). For an existing
+// session this costs one concurrent round trip (the session read and the
+// lease acquisition run in parallel); a new session costs three.
+func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
+	if r.o.Store == nil {
+		return nil, errors.New("agent runtime: no store configured")
+	}
+	switch {
+	case req.Key.ProjectID == "":
+		return nil, fmt.Errorf("%w: project id is empty", ErrInvalidRequest)
+	case req.Key.UserID == "":
+		return nil, fmt.Errorf("%w: user id is empty", ErrInvalidRequest)
+	case req.Message == "":
+		return nil, fmt.Errorf("%w: message is empty", ErrInvalidRequest)
+	}
+	a, client, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
+	if err != nil {
+		return nil, err
+	}
+	t := &Turn{r: r, req: req, agent: a, client: client, owner: r.o.NewID()}
+	if err := t.open(ctx); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// open loads or creates the session and acquires its lease.
+func (t *Turn) open(ctx context.Context) error {
+	st, k := t.r.o.Store, &t.req.Key
+	if k.ThreadID == "" {
+		k.ThreadID = t.r.o.NewID()
+		return t.create(ctx)
+	}
+	type got struct {
+		s   *store.Session
+		err error
+	}
+	loaded := make(chan got, 1)
+	go func() {
+		s, err := st.GetSession(ctx, *k)
+		loaded <- got{s, err}
+	}()
+	lerr := st.AcquireLease(ctx, *k, t.owner, t.r.o.LeaseTTL) // the slower call starts at once
+	g := <-loaded
+	sess, err := g.s, g.err
+	switch {
+	case err == nil:
+		t.session = sess
+		if errors.Is(lerr, store.ErrNotFound) {
+			// The session appeared between the two calls.
+			lerr = st.AcquireLease(ctx, *k, t.owner, t.r.o.LeaseTTL)
+		}
+		if lerr != nil {
+			return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, lerr)
+		}
+		return nil
+	case errors.Is(err, store.ErrNotFound) && errors.Is(lerr, store.ErrNotFound):
+		return t.create(ctx)
+	case errors.Is(err, store.ErrNotFound) && lerr != nil:
+		return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, lerr)
+	default:
+		if lerr == nil {
+			t.release()
+		}
+		return fmt.Errorf("load session %s: %w", k.ThreadID, err)
+	}
+}
+
+// create stores a new session and acquires its lease. A thread id taken
+// by another user is store.ErrNotFound; one created concurrently by the same
+// user is loaded instead.
+func (t *Turn) create(ctx context.Context) error {
+	st, k := t.r.o.Store, t.req.Key
+	now := t.r.o.Now().UTC()
+	s := &store.Session{
+		ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID,
+		Title: store.DefaultTitle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{},
+	}
+	err := st.CreateSession(ctx, s)
+	switch {
+	case err == nil:
+		t.session, t.created = s, true
+	case errors.Is(err, store.ErrExists):
+		got, gerr := st.GetSession(ctx, k)
+		if gerr != nil {
+			return fmt.Errorf("create session %s: %w", k.ThreadID, gerr)
+		}
+		t.session = got
+	default:
+		return fmt.Errorf("create session %s: %w", k.ThreadID, err)
+	}
+	if err := st.AcquireLease(ctx, k, t.owner, t.r.o.LeaseTTL); err != nil {
+		return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)
+	}
+	return nil
+}
+
+// Release frees the turn's lease without running it. Call it when a
+// started turn will not be Run; Run releases the lease itself.
+func (t *Turn) Release(ctx context.Context) error {
+	if t.started.Swap(true) {
+		return nil
+	}
+	return t.r.o.Store.ReleaseLease(context.WithoutCancel(ctx), t.req.Key, t.owner)
+}
+
+func (t *Turn) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), persistTimeout)
+	defer cancel()
+	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
+		t.r.log.Error("release session lease", "session", t.req.Key.ThreadID, "err", err)
+	}
+}
+
+// turnRun is the state of one Run.
+type turnRun struct {
+	t    *Turn
+	base context.Context // the caller's context
+	ctx  context.Context // base + TurnTimeout + abort/lease cancellation
+	l    *loop
+	em   *emitter
+
+	// userSaved receives the result of the append of the user message,
+	// which runs beside the first LLM call once userKick is closed (first
+	// event, first store write, or userAppendDelay), so that it does not
+	// delay the first token.
+	userSaved chan error
+	userKick  chan struct{}
+	kickOnce  sync.Once
+	userErr   error
+	userDone  bool
+
+	stats store.TurnStats
+}
+
+// Run executes the turn, calling emit for each event in order and from one
+// goroutine at a time. It always ends with EventDone (also after
+// EventError) and returns once everything is persisted: the messages of each
+// completed step, the statistics (once) and the released lease.
+//
+// A user abort (store.RequestAbort, polled every AbortPoll) or the caller's
+// cancellation stops the turn at the next safe point without an EventError;
+// the turn deadline, a lost lease, an LLM failure, a store failure and
+// MaxSteps end it with an EventError.
+func (t *Turn) Run(ctx context.Context, emit func(Event)) {
+	tr := &turnRun{t: t, base: ctx, stats: store.TurnStats{Turns: 1}, userKick: make(chan struct{})}
+	em := &emitter{fn: func(e Event) {
+		tr.kickUser()
+		emit(e)
+	}}
+	tr.em = em
+	if t.started.Swap(true) {
+		em.emit(Event{Type: EventError, Error: "This turn has already run."})
+		em.emit(Event{Type: EventDone})
+		return
+	}
+	o := t.r.o
+	tctx, cancelTimeout := context.WithTimeoutCause(ctx, o.TurnTimeout, errTurnTimeout)
+	defer cancelTimeout()
+	tctx, cancel := context.WithCancelCause(tctx)
+	defer cancel(nil)
+
+	tr.ctx = tctx
+	var watch sync.WaitGroup
+	watch.Go(func() { t.watch(tctx, cancel) })
+
+	var errMsg string
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.r.log.Error("agent turn panicked", "session", t.req.Key.ThreadID, "panic", p, "stack", string(debug.Stack()))
+				errMsg = "An internal error stopped the turn."
+			}
+		}()
+		errMsg = tr.run(cancel)
+	}()
+
+	cancel(nil)
+	watch.Wait()
+	tr.finish(errMsg)
+	if errMsg != "" {
+		em.emit(Event{Type: EventError, Error: errMsg})
+	}
+	em.emit(Event{Type: EventDone})
+}
+
+// run is the body of the turn; it returns the error text to report, if any.
+func (tr *turnRun) run(cancel context.CancelCauseFunc) string {
+	t, o := tr.t, tr.t.r.o
+	ctx := tr.ctx
+
+	// History and the agent's preparation are independent: run both at once.
+	var hist []store.Message
+	var histErr error
+	var wg sync.WaitGroup
+	if !t.created {
+		wg.Go(func() {
+			hist, histErr = o.Store.ListMessages(ctx, t.req.Key, 0)
+		})
+	}
+	system, tools, perr := t.r.prepare(ctx, t.agent, TurnInfo{ProjectID: t.req.Key.ProjectID, UserID: t.req.Key.UserID, Mode: t.req.Mode})
+	wg.Wait()
+	if stop := tr.stopText(); stop != "" || ctx.Err() != nil {
+		return stop
+	}
+	if histErr != nil {
+		t.r.log.Error("load history", "session", t.req.Key.ThreadID, "err", histErr)
+		return "Could not load the conversation history."
+	}
+	if perr != nil {
+		t.r.log.Error("prepare agent", "agent", t.agent.ID, "err", perr)
+		return "Could not prepare the agent: " + perr.Error()
+	}
+
+	now := o.Now().UTC()
+	history, repairs := buildHistory(hist, o.NewID, now)
+	user := store.Message{ID: o.NewID(), Role: store.RoleUser, Content: t.req.Message, CreatedAt: now}
+
+	l := newLoop(t.r, t.client, tools, tr.em)
+	tr.l = l
+	msgs := make([]openai.ChatCompletionMessage, 0, len(history)+2)
+	if system != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+	}
+	msgs = append(msgs, history...)
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.req.Message})
+	l.req.Messages = msgs
+	l.req.Temperature = t.req.Temperature
+	l.saveAssistant = tr.saveAssistant
+	l.saveTools = tr.saveTools
+
+	// The repairs and the user message are stored in one append beside the
+	// first LLM call; a failure stops the turn.
+	pending := append(repairs, user)
+	tr.userSaved = make(chan error, 1)
+	go func() {
+		timer := time.NewTimer(userAppendDelay)
+		select {
+		case <-tr.userKick:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+		err := tr.persist(pending)
+		if err != nil {
+			cancel(errUserNotSent)
+		}
+		tr.userSaved <- err
+	}()
+
+	out, res, err := l.run(ctx)
+	if uerr := tr.waitUser(); uerr != nil {
+		return "Could not save your message."
+	}
+	switch out {
+	case outFinal:
+		if s := t.session; s.Title == store.DefaultTitle && !s.TitleSetByUser {
+			tr.title(firstUserMessage(hist, t.req.Message), res.Content)
+		}
+		return ""
+	case outMaxSteps:
+		return maxStepsText(o.MaxSteps)
+	case outStopped:
+		return tr.stopText()
+	case outClientTools:
+		return "The model called a tool that is not available."
+	}
+	if stop := tr.stopText(); stop != "" {
+		return stop
+	}
+	t.r.log.Warn("turn failed", "session", t.req.Key.ThreadID, "err", err)
+	return humanError(err)
+}
+
+// stopText explains why the turn's context ended; empty for a user abort,
+// a client that left, or a context still running.
+func (tr *turnRun) stopText() string {
+	if tr.ctx.Err() == nil {
+		return ""
+	}
+	cause := context.Cause(tr.ctx)
+	switch {
+	case errors.Is(cause, errAborted):
+		tr.stats.AbortedTurns = 1
+		return ""
+	case errors.Is(cause, errLeaseLost):
+		return "The turn was stopped because another turn took over this session."
+	case errors.Is(cause, errUserNotSent):
+		return "Could not save your message."
+	case errors.Is(cause, errTurnTimeout), errors.Is(cause, context.DeadlineExceeded):
+		return fmt.Sprintf("The turn took longer than the %s limit and was stopped.", tr.t.r.o.TurnTimeout)
+	}
+	// The caller went away (client disconnect).
+	tr.stats.AbortedTurns = 1
+	return ""
+}
+
+// kickUser lets the append of the user message start.
+func (tr *turnRun) kickUser() { tr.kickOnce.Do(func() { close(tr.userKick) }) }
+
+// waitUser waits for the append of the user message once.
+func (tr *turnRun) waitUser() error {
+	if tr.userSaved == nil || tr.userDone {
+		return tr.userErr
+	}
+	tr.kickUser()
+	tr.userErr = <-tr.userSaved
+	tr.userDone = true
+	return tr.userErr
+}
+
+// persistCtx bounds a store write that must happen even when the turn's
+// context ended (client gone, abort, deadline).
+func (tr *turnRun) persistCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(tr.base), persistTimeout)
+}
+
+// persist appends msgs with a context that outlives the turn's, so that a
+// completed step is stored even when the client leaves, and counts them.
+func (tr *turnRun) persist(msgs []store.Message) error {
+	ctx, cancel := tr.persistCtx()
+	defer cancel()
+	if _, err := tr.t.r.o.Store.AppendMessages(ctx, tr.t.req.Key, msgs); err != nil {
+		return &userError{msg: "Could not save the conversation.", err: fmt.Errorf("append messages to session %s: %w", tr.t.req.Key.ThreadID, err)}
+	}
+	// Only the turn's goroutine and the user-message goroutine (which
+	// finishes before any other append) get here.
+	tr.stats.Messages += int64(len(msgs))
+	if at := msgs[len(msgs)-1].CreatedAt; at.After(tr.stats.LastMessageAt) {
+		tr.stats.LastMessageAt = at
+	}
+	return nil
+}
+
+func (tr *turnRun) saveAssistant(id string, res *llm.Result, interrupted bool) error {
+	if err := tr.waitUser(); err != nil {
+		return err
+	}
+	m := store.Message{ID: id, Role: store.RoleAssistant, Content: res.Content, CreatedAt: tr.t.r.o.Now().UTC()}
+	meta := map[string]any{}
+	if interrupted {
+		meta["interrupted"] = true
+	} else {
+		m.ToolCalls = toStoreCalls(res.ToolCalls)
+	}
+	if res.Reasoning != "" {
+		meta["reasoning"] = res.Reasoning
+	}
+	if res.FinishReason == string(openai.FinishReasonLength) {
+		meta["finish_reason"] = res.FinishReason
+	}
+	if len(meta) > 0 {
+		m.Metadata = meta
+	}
+	return tr.persist([]store.Message{m})
+}
+
+func (tr *turnRun) saveTools(results []toolResult) error {
+	if err := tr.waitUser(); err != nil {
+		return err
+	}
+	now := tr.t.r.o.Now().UTC()
+	msgs := make([]store.Message, len(results))
+	for i, r := range results {
+		msgs[i] = store.Message{
+			ID: tr.t.r.o.NewID(), Role: store.RoleTool, Content: r.output,
+			Name: r.call.Function.Name, ToolCallID: r.call.ID, CreatedAt: now,
+		}
+		if r.failed {
+			msgs[i].Metadata = map[string]any{"error": true}
+		}
+	}
+	return tr.persist(msgs)
+}
+
+// finish writes the turn's statistics once and releases the lease, with a
+// context that outlives the turn's.
+func (tr *turnRun) finish(errMsg string) {
+	t := tr.t
+	tr.waitUser()
+	if errMsg != "" {
+		tr.stats.Errors = 1
+	}
+	if l := tr.l; l != nil {
+		l.mu.Lock()
+		tr.stats.LLMCalls = l.llmCalls
+		tr.stats.InputTokens = int64(l.usage.PromptTokens)
+		tr.stats.OutputTokens = int64(l.usage.CompletionTokens)
+		if len(l.toolCalls) > 0 {
+			tr.stats.ToolCalls = l.toolCalls
+		}
+		l.mu.Unlock()
+	}
+	ctx, cancel := tr.persistCtx()
+	defer cancel()
+	if err := t.r.o.Store.AddTurnStats(ctx, t.req.Key, tr.stats); err != nil {
+		t.r.log.Error("write turn statistics", "session", t.req.Key.ThreadID, "err", err)
+	}
+	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
+		t.r.log.Error("release session lease", "session", t.req.Key.ThreadID, "err", err)
+	}
+}
+
+// watch polls the abort flag and renews the lease until ctx ends; an abort
+// or a lost lease cancels the turn.
+func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc) {
+	o := t.r.o
+	poll := time.NewTicker(o.AbortPoll)
+	defer poll.Stop()
+	renew := time.NewTicker(max(o.LeaseTTL/3, time.Millisecond))
+	defer renew.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+			aborted, err := o.Store.AbortRequested(ctx, t.req.Key)
+			if err != nil {
+				if ctx.Err() == nil {
+					t.r.log.Warn("read abort flag", "session", t.req.Key.ThreadID, "err", err)
+				}
+				continue
+			}
+			if aborted {
+				cancel(errAborted)
+				return
+			}
+		case <-renew.C:
+			err := o.Store.RenewLease(ctx, t.req.Key, t.owner, o.LeaseTTL)
+			switch {
+			case errors.Is(err, store.ErrLeaseLost):
+				t.r.log.Warn("session lease lost", "session", t.req.Key.ThreadID)
+				cancel(errLeaseLost)
+				return
+			case err != nil && ctx.Err() == nil:
+				t.r.log.Warn("renew session lease", "session", t.req.Key.ThreadID, "err", err)
+			}
+		}
+	}
+}
+
+// firstUserMessage is the session's first user message (the current one
+// when the history has none).
+func firstUserMessage(hist []store.Message, current string) string {
+	for _, m := range hist {
+		if m.Role == store.RoleUser {
+			return m.Content
+		}
+	}
+	return current
+}
