@@ -1,0 +1,322 @@
+// Package chat serves the streaming project chat: POST /stream runs one
+// turn of the gns3-copilot agent and encodes its events as the project SSE
+// contract, and POST /sessions/{session_id}/abort stops a running turn on
+// any instance.
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"agentchat/internal/agent"
+	"agentchat/internal/agents"
+	"agentchat/internal/auth"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/llm"
+	"agentchat/internal/sse"
+	"agentchat/internal/store"
+)
+
+// Route paths.
+const (
+	PathStream = "/v3/projects/{project_id}/chat/stream"
+	PathAbort  = "/v3/projects/{project_id}/chat/sessions/{session_id}/abort"
+)
+
+// MaxMessageBytes bounds a chat message.
+const MaxMessageBytes = 32 << 10
+
+// MsgLLMNotConfigured is the 400 message when no LLM applies to the user.
+const MsgLLMNotConfigured = "LLM configuration not found. Please configure your LLM settings first."
+
+// Options configure the chat handlers.
+type Options struct {
+	// Runtime runs turns; needed by the stream route.
+	Runtime *agent.Runtime
+	// Store serves the abort route.
+	Store store.Leases
+	// Heartbeat is the idle gap before a heartbeat event (0: 15s).
+	Heartbeat time.Duration
+	// AgentID is the agent of the project chat (default gns3-copilot).
+	AgentID string
+	// Logger receives handler logs; the request logger is used when nil.
+	Logger *slog.Logger
+}
+
+// Handlers serves the chat routes.
+type Handlers struct{ o Options }
+
+// New returns the chat handlers.
+func New(o Options) *Handlers {
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.AgentID == "" {
+		o.AgentID = agents.GNS3Copilot
+	}
+	return &Handlers{o: o}
+}
+
+// Routes returns the stream and abort routes.
+func (h *Handlers) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodPost, Path: PathStream, Handler: h.stream, Project: true},
+		{Method: http.MethodPost, Path: PathAbort, Handler: h.abort, Project: true},
+	}
+}
+
+// Request is the body of POST /stream.
+type Request struct {
+	Message     *string  `json:"message"`
+	SessionID   string   `json:"session_id"`
+	Stream      *bool    `json:"stream"`
+	Temperature *float64 `json:"temperature"`
+	Mode        string   `json:"mode"`
+	CopilotMode string   `json:"copilot_mode"`
+}
+
+// validated is a checked Request.
+type validated struct {
+	message     string
+	sessionID   string
+	stream      bool
+	temperature *float32
+	mode        string
+}
+
+// Validate checks the request and returns its normalized form.
+func (req *Request) validate() (*validated, error) {
+	v := &validated{stream: true}
+	if req.Stream != nil {
+		v.stream = *req.Stream
+	}
+	switch {
+	case req.Message == nil:
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'message' is required")
+	case strings.TrimSpace(*req.Message) == "":
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'message' must not be blank")
+	case len(*req.Message) > MaxMessageBytes:
+		return nil, httpapi.Errorf(http.StatusRequestEntityTooLarge, "Field 'message' must be at most %d bytes (got %d)", MaxMessageBytes, len(*req.Message))
+	case !utf8.ValidString(*req.Message):
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'message' must be valid UTF-8")
+	}
+	v.message = *req.Message
+	if req.SessionID != "" {
+		if err := httpapi.ValidateUUID("session_id", req.SessionID); err != nil {
+			return nil, err
+		}
+		v.sessionID = httpapi.NormalizeUUID(req.SessionID)
+	}
+	if req.Temperature != nil {
+		t := *req.Temperature
+		if t < 0 || t > 2 {
+			return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'temperature' must be between 0 and 2")
+		}
+		f := float32(t)
+		v.temperature = &f
+	}
+	if req.Mode != "" && req.Mode != "text" {
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'mode' must be \"text\"")
+	}
+	mode, err := agents.ParseMode(req.CopilotMode)
+	if err != nil {
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'copilot_mode' must be one of: %s", strings.Join(agents.Modes(), ", "))
+	}
+	v.mode = mode
+	return v, nil
+}
+
+func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
+	id, _ := auth.FromContext(r.Context())
+	var body Request
+	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{}); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	req, err := body.validate()
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if h.o.Runtime == nil {
+		httpapi.Fail(w, r, errors.New("chat runtime is not configured"))
+		return
+	}
+	turn, err := h.o.Runtime.StartTurn(r.Context(), agent.TurnRequest{
+		Key:         store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: req.sessionID},
+		AgentID:     h.o.AgentID,
+		Message:     req.message,
+		Temperature: req.temperature,
+		Mode:        req.mode,
+	})
+	if err != nil {
+		httpapi.Fail(w, r, startError(req.sessionID, err))
+		return
+	}
+	sessionID := turn.Session().ThreadID
+	w.Header().Set("X-Session-Id", sessionID)
+	if !req.stream {
+		h.collect(w, r, turn, sessionID)
+		return
+	}
+	h.sse(w, r, turn, sessionID)
+}
+
+// startError maps a StartTurn failure to its status.
+func startError(sessionID string, err error) error {
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		return httpapi.Errorf(http.StatusBadRequest, MsgLLMNotConfigured)
+	case errors.Is(err, store.ErrNotFound):
+		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", sessionID)
+	case errors.Is(err, store.ErrLeaseHeld):
+		return httpapi.Errorf(http.StatusConflict, "A response is already being generated in this session. Wait for it to finish or abort it.")
+	case errors.Is(err, agent.ErrInvalidRequest):
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "%s", strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": "))
+	default:
+		return fmt.Errorf("start turn: %w", err)
+	}
+}
+
+// event is the project SSE wire form of an agent event.
+type event struct {
+	Type       string    `json:"type"`
+	Content    *string   `json:"content,omitempty"`
+	MessageID  string    `json:"message_id,omitempty"`
+	ToolCall   *toolCall `json:"tool_call,omitempty"`
+	ToolName   string    `json:"tool_name,omitempty"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+	ToolOutput *string   `json:"tool_output,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	SessionID  string    `json:"session_id"`
+}
+
+type toolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function toolFunction `json:"function"`
+}
+
+type toolFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Complete  bool   `json:"complete,omitempty"`
+}
+
+// encode returns the wire event of ev, or false for events the project SSE
+// contract does not carry.
+func encode(ev agent.Event, sessionID string) (event, bool) {
+	out := event{Type: string(ev.Type), SessionID: sessionID}
+	switch ev.Type {
+	case agent.EventContent:
+		c := ev.Content
+		out.Content, out.MessageID = &c, ev.MessageID
+	case agent.EventToolCall:
+		tc := ev.ToolCall
+		if tc == nil {
+			return out, false
+		}
+		out.ToolCall = &toolCall{ID: tc.ID, Type: "function", Function: toolFunction{Name: tc.Name, Arguments: tc.Arguments, Complete: tc.Complete}}
+	case agent.EventToolStart:
+		out.ToolName, out.ToolCallID = ev.ToolName, ev.ToolCallID
+	case agent.EventToolEnd:
+		o := ev.ToolOutput
+		out.ToolName, out.ToolCallID, out.ToolOutput = ev.ToolName, ev.ToolCallID, &o
+	case agent.EventError:
+		out.Error = ev.Error
+	case agent.EventDone:
+	default:
+		return out, false
+	}
+	return out, true
+}
+
+func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn, sessionID string) {
+	s := sse.Start(w)
+	defer s.Close()
+	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {
+		_ = s.JSON(event{Type: "heartbeat", SessionID: sessionID})
+	})
+	done := false
+	defer func() {
+		// A panic must not kill a Lambda process nor leave the stream
+		// without its closing events.
+		if p := recover(); p != nil {
+			httpapi.Logger(r.Context()).Error("chat stream panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			_ = turn.Release(context.WithoutCancel(r.Context()))
+			if !done {
+				_ = s.JSON(event{Type: "error", Error: "An internal error stopped the response.", SessionID: sessionID})
+				_ = s.JSON(event{Type: "done", SessionID: sessionID})
+			}
+		}
+	}()
+	turn.Run(r.Context(), func(ev agent.Event) {
+		out, ok := encode(ev, sessionID)
+		if !ok {
+			return
+		}
+		if ev.Type == agent.EventDone {
+			done = true
+		}
+		// A failed write means the client left; the turn notices through
+		// the request context and finishes persisting.
+		_ = s.JSON(out)
+	})
+}
+
+// Reply is the body answered to a request with "stream": false.
+type Reply struct {
+	SessionID    string                   `json:"session_id"`
+	MessageID    string                   `json:"message_id,omitempty"`
+	Content      string                   `json:"content"`
+	ToolMessages []sessions.OpenAIMessage `json:"tool_messages,omitempty"`
+	Error        string                   `json:"error,omitempty"`
+}
+
+// collect runs the turn without streaming and answers one JSON object.
+func (h *Handlers) collect(w http.ResponseWriter, r *http.Request, turn *agent.Turn, sessionID string) {
+	var b strings.Builder
+	out := Reply{SessionID: sessionID}
+	turn.Run(r.Context(), func(ev agent.Event) {
+		switch ev.Type {
+		case agent.EventContent:
+			b.WriteString(ev.Content)
+			out.MessageID = ev.MessageID
+		case agent.EventToolEnd:
+			out.ToolMessages = append(out.ToolMessages, sessions.OpenAIMessage{Role: store.RoleTool, Name: ev.ToolName, ToolCallID: ev.ToolCallID, Content: ev.ToolOutput})
+		case agent.EventError:
+			out.Error = ev.Error
+		}
+	})
+	out.Content = b.String()
+	status := http.StatusOK
+	if out.Error != "" && out.Content == "" {
+		status = http.StatusBadGateway
+	}
+	httpapi.WriteJSON(w, status, out)
+}
+
+func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) {
+	k, err := sessions.SessionKey(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if err := h.o.Store.RequestAbort(r.Context(), k); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("Session '%s' not found", k.ThreadID))
+			return
+		}
+		httpapi.Fail(w, r, fmt.Errorf("abort session %s: %w", k.ThreadID, err))
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"message": "Abort requested", "session_id": k.ThreadID})
+}

@@ -1,0 +1,148 @@
+// Package localserver runs every agentchat route in one net/http server
+// over an embedded SQLite file (or DynamoDB with STORE=dynamodb): the
+// `make run` experience.
+package localserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"agentchat/internal/config"
+	"agentchat/internal/store"
+	"agentchat/internal/store/sqlite"
+	"agentchat/internal/wire"
+)
+
+// SQLiteFile is the database file name inside DATA_DIR.
+const SQLiteFile = "agentchat.db"
+
+// ShutdownGrace is how long in-flight requests may take to finish after a
+// shutdown signal before their contexts are cancelled.
+const ShutdownGrace = 30 * time.Second
+
+// OpenStore opens the configured store: the SQLite file in DataDir, or
+// DynamoDB.
+func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	if cfg.Store == config.StoreDynamoDB {
+		return wire.OpenDynamo(ctx, cfg, log)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
+	}
+	path := filepath.Join(cfg.DataDir, SQLiteFile)
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// Run loads the configuration from getenv, builds every route and serves
+// until ctx is done, then shuts down gracefully. It prints the URL and the
+// mode to out; logs go to logOut as JSON. ready, when not nil, receives the
+// listen address once the server accepts connections.
+func Run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string) error {
+	cfg, err := config.Load(getenv, config.LocalDefaults())
+	if err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	if cfg.SingleUser() {
+		if err := config.CheckLoopback(cfg.Addr); err != nil {
+			return fmt.Errorf("refusing to start: %w (set JWT_SECRET to serve other hosts)", err)
+		}
+	}
+	log := wire.NewLogger(logOut, cfg.LogLevel)
+	base, err := wire.NewBase(ctx, cfg, log, OpenStore)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = base.Close() }()
+
+	handler, cleanup, err := Handler(ctx, base)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	baseCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: it would cut long SSE streams.
+		BaseContext: func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	addr := ln.Addr().String()
+	fmt.Fprintf(out, "agentchat listening on http://%s\n", addr)
+	fmt.Fprintf(out, "mode: %s\n", describeMode(cfg))
+	fmt.Fprintf(out, "store: %s\n", describeStore(cfg))
+	fmt.Fprintf(out, "llm: %s\n", describeLLM(cfg))
+	log.Info("server started", "addr", addr, "config", cfg)
+	if ready != nil {
+		ready <- addr
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", ShutdownGrace.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Streams still open: cancel them so their turns persist and end.
+		cancelRequests()
+		err = srv.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("server stopped")
+	return nil
+}
+
+func describeMode(cfg *config.Config) string {
+	if cfg.SingleUser() {
+		return "single-user (no JWT_SECRET: every request is user \"local\"; loopback only)"
+	}
+	return "JWT (Authorization: Bearer <HS256 token> or an API key)"
+}
+
+func describeStore(cfg *config.Config) string {
+	if cfg.Store == config.StoreDynamoDB {
+		if cfg.DynamoDBEndpoint != "" {
+			return "dynamodb table " + cfg.TableName + " at " + cfg.DynamoDBEndpoint
+		}
+		return "dynamodb table " + cfg.TableName
+	}
+	return "sqlite " + filepath.Join(cfg.DataDir, SQLiteFile)
+}
+
+func describeLLM(cfg *config.Config) string {
+	if !cfg.LLMConfigured() {
+		return "not configured (set OPENAI_API_KEY / OPENAI_BASE_URL / OPENAI_MODEL)"
+	}
+	where := cfg.OpenAIBaseURL
+	if where == "" {
+		where = "OpenAI"
+	}
+	return cfg.OpenAIModel + " at " + where
+}

@@ -1,0 +1,29 @@
+package localserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/chat"
+	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/wire"
+	"agentchat/internal/wire/agentwire"
+)
+
+// Handler returns the handler serving every route, and a cleanup func.
+func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error) {
+	ag, err := agentwire.New(base.Config, base.Store, base.Logger)
+	if err != nil {
+		return nil, nil, fmt.Errorf("build agents: %w", err)
+	}
+	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
+	ch := chat.New(chat.Options{Runtime: ag.Runtime, Store: base.Store, Heartbeat: base.Config.Heartbeat})
+
+	var routes []httpapi.Route
+	routes = append(routes, sess.Routes()...)
+	routes = append(routes, sess.RemovalRoutes()...)
+	routes = append(routes, ch.Routes()...)
+	return base.Router(routes...), func() {}, nil
+}

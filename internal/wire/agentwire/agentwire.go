@@ -1,0 +1,74 @@
+// Package agentwire builds the agent side of agentchat from the typed
+// configuration: the server-wide LLM resolver, the agent registry and the
+// runtime. Functions that serve no chat do not import it.
+package agentwire
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"agentchat/internal/agent"
+	"agentchat/internal/agents"
+	"agentchat/internal/config"
+	"agentchat/internal/llm"
+	"agentchat/internal/store"
+	"agentchat/internal/tools/seerr"
+)
+
+// Agent is the agent side of a process.
+type Agent struct {
+	Registry *agent.Registry
+	Runtime  *agent.Runtime
+	LLM      llm.Resolver
+}
+
+// Resolver returns the server-wide LLM resolver: the OPENAI_* configuration,
+// or one that answers llm.ErrNotConfigured.
+func Resolver(cfg *config.Config, log *slog.Logger) (llm.Resolver, error) {
+	if !cfg.LLMConfigured() {
+		return llm.NewStaticResolver(nil), nil
+	}
+	c, err := llm.NewClient(llm.Config{
+		APIKey:      cfg.OpenAIAPIKey,
+		BaseURL:     cfg.OpenAIBaseURL,
+		Model:       cfg.OpenAIModel,
+		CallTimeout: cfg.LLMTimeout,
+	}, llm.WithLogger(log), llm.WithHTTPClient(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}))
+	if err != nil {
+		return nil, fmt.Errorf("llm client: %w", err)
+	}
+	return llm.NewStaticResolver(c), nil
+}
+
+// Registry returns the default agents with their configured tools.
+func Registry(cfg *config.Config) (*agent.Registry, error) {
+	sc, err := seerr.New(seerr.Config{BaseURL: cfg.SeerrURL, APIKey: cfg.SeerrAPIKey, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	if err != nil {
+		return nil, fmt.Errorf("seerr client: %w", err)
+	}
+	return agents.DefaultRegistry(agents.Deps{Seerr: sc}), nil
+}
+
+// New builds the resolver, the registry and the runtime over st.
+func New(cfg *config.Config, st store.Store, log *slog.Logger) (*Agent, error) {
+	res, err := Resolver(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := Registry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rt := agent.NewRuntime(agent.Options{
+		Store:       st,
+		Agents:      reg,
+		LLM:         res,
+		Logger:      log,
+		MaxSteps:    cfg.MaxSteps,
+		ToolTimeout: cfg.ToolTimeout,
+		TurnTimeout: cfg.TurnTimeout,
+	})
+	return &Agent{Registry: reg, Runtime: rt, LLM: res}, nil
+}

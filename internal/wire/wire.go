@@ -1,0 +1,104 @@
+// Package wire builds agentchat's shared dependencies from the typed
+// configuration: the logger, the store, the authenticator and the project
+// directory. It holds no LLM or agent code, so that functions serving only
+// session routes stay small; see package agentwire for those.
+package wire
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/config"
+	"agentchat/internal/gns3"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/store"
+	"agentchat/internal/store/dynamo"
+)
+
+// NewLogger returns a JSON logger at the configured level.
+func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// StoreOpener opens the store a process uses.
+type StoreOpener func(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error)
+
+// OpenDynamo opens the configured DynamoDB table, creating it when an
+// emulator endpoint is configured (emulators start empty).
+func OpenDynamo(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	st, err := dynamo.New(ctx, dynamo.Options{
+		TableName: cfg.TableName,
+		Endpoint:  cfg.DynamoDBEndpoint,
+		Region:    cfg.AWSRegion,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open dynamodb table %s: %w", cfg.TableName, err)
+	}
+	if cfg.DynamoDBEndpoint != "" {
+		if err := st.CreateTable(ctx); err != nil {
+			return nil, fmt.Errorf("create dynamodb table %s: %w", cfg.TableName, err)
+		}
+	}
+	return st, nil
+}
+
+// Base is what every route needs.
+type Base struct {
+	Config   *config.Config
+	Logger   *slog.Logger
+	Store    store.Store
+	Auth     *auth.Authenticator
+	Projects gns3.ProjectDirectory
+	// GNS3 is the controller client, nil without GNS3_URL.
+	GNS3 *gns3.Client
+}
+
+// NewBase builds the shared dependencies from cfg, opening the store with
+// open.
+func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open StoreOpener) (*Base, error) {
+	st, err := open(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.NewAuthenticator(cfg.JWTSecret, st, time.Now)
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("build authenticator: %w", err)
+	}
+	b := &Base{Config: cfg, Logger: log, Store: st, Auth: a, Projects: gns3.OpenDirectory{}}
+	if cfg.GNS3Configured() {
+		c, err := gns3.New(cfg.GNS3URL, &http.Client{Timeout: 15 * time.Second})
+		if err != nil {
+			_ = st.Close()
+			return nil, fmt.Errorf("gns3 client: %w", err)
+		}
+		b.GNS3 = c
+		b.Projects = gns3.NewGNS3Directory(c, gns3.DefaultCacheTTL)
+	}
+	return b, nil
+}
+
+// Router returns the handler serving routes with the shared middleware.
+func (b *Base) Router(routes ...httpapi.Route) http.Handler {
+	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger}, routes...)
+}
+
+// RemovalPolicy is who may remove a project's chat: the admin token, the
+// local user, or anyone once the GNS3 controller reports the project gone.
+func (b *Base) RemovalPolicy() sessions.RemovalPolicy {
+	p := sessions.RemovalPolicy{AdminToken: b.Config.AdminToken, Auth: b.Auth}
+	if b.GNS3 != nil {
+		p.Projects = b.Projects
+	}
+	return p
+}
+
+// Close releases the store.
+func (b *Base) Close() error { return b.Store.Close() }
