@@ -98,6 +98,15 @@ const (
 	RoleTool      = "tool"
 )
 
+// ValidRole reports whether role is one of the message roles above.
+func ValidRole(role string) bool {
+	switch role {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
 // Message is one stored message of a session. Seq is assigned by the store on
 // append and is strictly increasing within a session.
 type Message struct {

@@ -108,14 +108,6 @@ type largeBody struct {
 	Metadata   map[string]any   `json:"metadata,omitempty"`
 }
 
-func validRole(r string) bool {
-	switch r {
-	case store.RoleSystem, store.RoleUser, store.RoleAssistant, store.RoleTool:
-		return true
-	}
-	return false
-}
-
 // AppendMessages implements store.Messages with the protocol above: three
 // sequential round trips (reserve, write, commit) when no other append of
 // the session is pending.
@@ -126,7 +118,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 	t := now()
 	out := make([]store.Message, len(msgs))
 	for i, m := range msgs {
-		if !validRole(m.Role) {
+		if !store.ValidRole(m.Role) {
 			return nil, fmt.Errorf("append messages to %s: message %d has invalid role %q", k.ThreadID, i, m.Role)
 		}
 		if m.ID == "" {

@@ -50,17 +50,7 @@ WHERE `+keyWhere+` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)
 		if err != nil {
 			return err
 		}
-		if n, err := rowsAffected(res); err != nil || n == 1 {
-			return err
-		}
-		ok, err := sessionExists(ctx, tx, k)
-		switch {
-		case err != nil:
-			return err
-		case !ok:
-			return store.ErrNotFound
-		}
-		return store.ErrLeaseHeld
+		return explainMiss(ctx, tx, k, res, store.ErrLeaseHeld)
 	})
 	if err != nil {
 		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
@@ -84,17 +74,7 @@ func (s *Store) RenewLease(ctx context.Context, k store.Key, owner string, ttl t
 		if err != nil {
 			return err
 		}
-		if n, err := rowsAffected(res); err != nil || n == 1 {
-			return err
-		}
-		ok, err := sessionExists(ctx, tx, k)
-		switch {
-		case err != nil:
-			return err
-		case !ok:
-			return store.ErrNotFound
-		}
-		return store.ErrLeaseLost
+		return explainMiss(ctx, tx, k, res, store.ErrLeaseLost)
 	})
 	if err != nil {
 		return fmt.Errorf("renew lease on session %s: %w", k.ThreadID, err)
@@ -147,4 +127,20 @@ func (s *Store) AbortRequested(ctx context.Context, k store.Key) (bool, error) {
 		return false, fmt.Errorf("read abort flag of session %s: %w", k.ThreadID, err)
 	}
 	return ab, nil
+}
+
+// explainMiss returns nil when the lease update res changed the session's
+// row, else store.ErrNotFound when the session does not exist, else miss.
+func explainMiss(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result, miss error) error {
+	if n, err := rowsAffected(res); err != nil || n == 1 {
+		return err
+	}
+	ok, err := sessionExists(ctx, tx, k)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return store.ErrNotFound
+	}
+	return miss
 }

@@ -13,15 +13,6 @@ import (
 	"agentchat/internal/store"
 )
 
-// validRole reports whether r is one of the store's message roles.
-func validRole(r string) bool {
-	switch r {
-	case store.RoleSystem, store.RoleUser, store.RoleAssistant, store.RoleTool:
-		return true
-	}
-	return false
-}
-
 // AppendMessages appends msgs atomically, assigns their Seq, fills empty IDs
 // and zero CreatedAt, and returns them. The messages and the session's
 // commit marker (msg_seq) are written in one transaction.
@@ -31,7 +22,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 	rows := make([]row, len(msgs))
 	now := s.now().UTC()
 	for i, m := range msgs {
-		if !validRole(m.Role) {
+		if !store.ValidRole(m.Role) {
 			return nil, fmt.Errorf("append to session %s: message %d: unknown role %q", k.ThreadID, i, m.Role)
 		}
 		if m.ID == "" {
