@@ -211,17 +211,33 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// allowHeaders are the request headers a preflight allows when the browser
+// names none.
+const allowHeaders = "Authorization, Content-Type, X-Request-Id, OpenAI-Organization, OpenAI-Project, OpenAI-Beta, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method"
+
+// requestedHeaders matches a well-formed Access-Control-Request-Headers.
+var requestedHeaders = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_|~-]+)*$`)
+
+// preflight answers a CORS preflight. The headers the browser asks for are
+// allowed as asked (SDKs add new X-Stainless-* headers over time, and a
+// single missing one blocks the request): credentials travel in the
+// Authorization header, never in cookies, so no header is sensitive here.
 func preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
+	allow := allowHeaders
+	if req := strings.TrimSpace(r.Header.Get("Access-Control-Request-Headers")); req != "" && len(req) <= 2048 && requestedHeaders.MatchString(req) {
+		allow = req
+	}
+	h.Set("Access-Control-Allow-Headers", allow)
+	h.Add("Vary", "Access-Control-Request-Headers")
 	h.Set("Access-Control-Max-Age", "86400")
 	w.WriteHeader(http.StatusNoContent)
 }
 
 func cors(h http.Header) {
 	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Next-Cursor, x-should-retry")
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Next-Cursor, X-Session-Id, X-Agent-Id, x-should-retry, Retry-After")
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{8,128}$`)

@@ -20,6 +20,8 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
+
+	"github.com/google/uuid"
 )
 
 // Secret is the JWT secret of test servers.
@@ -98,6 +100,28 @@ func (e *Env) Token(user string) string {
 		e.T.Fatal(err)
 	}
 	return tok
+}
+
+// APIKey stores a new active API key of user (no expiry) and returns its
+// secret, for "Authorization: Bearer <secret>".
+func (e *Env) APIKey(user string) string {
+	e.T.Helper()
+	return e.StoreAPIKey(user, time.Time{})
+}
+
+// StoreAPIKey stores a new API key of user expiring at expires (zero:
+// never) and returns its secret.
+func (e *Env) StoreAPIKey(user string, expires time.Time) string {
+	e.T.Helper()
+	secret, prefix, hash, err := auth.GenerateAPIKey()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	k := &store.APIKey{ID: uuid.NewString(), UserID: user, Name: "test key", Hash: hash, Prefix: prefix, ExpiresAt: expires}
+	if err := e.Store.CreateAPIKey(context.Background(), k); err != nil {
+		e.T.Fatalf("store api key: %v", err)
+	}
+	return secret
 }
 
 // Response is a finished response.

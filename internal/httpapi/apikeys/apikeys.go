@@ -1,0 +1,346 @@
+// Package apikeys serves the API-key routes: a user creates long-lived
+// keys ("ack_...") for clients that cannot refresh a JWT (Open WebUI,
+// LibreChat, scripts), lists them and revokes them. A key is shown once, at
+// creation; only its SHA-256 hash and a display prefix are stored. Keys work
+// as "Authorization: Bearer ack_..." on every route (see package auth).
+//
+//	POST   /v3/access/users/{user_id}/api-keys            create → 201 KeyCreated
+//	GET    /v3/access/users/{user_id}/api-keys            list   → 200 []Key (no secrets)
+//	DELETE /v3/access/users/{user_id}/api-keys            revoke all → 200 {"revoked": n}
+//	DELETE /v3/access/users/{user_id}/api-keys/{key_id}   revoke one → 204
+//
+// {user_id} is "me" or the caller's own id; any other user is 403. A caller
+// authenticated by an API key may list and revoke keys but not create
+// them (403), so that a leaked key cannot mint keys that outlive its
+// revocation. Errors are GNS3-style {"message": "..."}.
+package apikeys
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/store"
+
+	"github.com/google/uuid"
+)
+
+// Route paths.
+const (
+	PathKeys = "/v3/access/users/{user_id}/api-keys"
+	PathKey  = PathKeys + "/{key_id}"
+)
+
+// Me is the {user_id} that names the caller.
+const Me = "me"
+
+// Limits and defaults.
+const (
+	// DefaultName names a key created without a name.
+	DefaultName = "API key"
+	// MaxNameLength bounds a key name (characters).
+	MaxNameLength = 100
+	// MaxExpiryDays bounds the lifetime of a key (about ten years).
+	MaxExpiryDays = 3650
+	// DefaultMaxActive bounds the active keys of one user.
+	DefaultMaxActive = 50
+)
+
+// Key statuses.
+const (
+	StatusActive  = "active"
+	StatusRevoked = "revoked"
+	StatusExpired = "expired"
+)
+
+// Options tune the handlers.
+type Options struct {
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// NewID returns a key id (nil: a random UUID).
+	NewID func() string
+	// MaxActive bounds the active keys of one user (0: DefaultMaxActive).
+	MaxActive int
+}
+
+// Handlers serves the API-key routes.
+type Handlers struct {
+	keys store.APIKeys
+	o    Options
+}
+
+// New returns the API-key handlers over keys.
+func New(keys store.APIKeys, o Options) *Handlers {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewID == nil {
+		o.NewID = uuid.NewString
+	}
+	if o.MaxActive <= 0 {
+		o.MaxActive = DefaultMaxActive
+	}
+	return &Handlers{keys: keys, o: o}
+}
+
+// Routes returns the API-key routes.
+func (h *Handlers) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodPost, Path: PathKeys, Handler: h.create},
+		{Method: http.MethodGet, Path: PathKeys, Handler: h.list},
+		{Method: http.MethodDelete, Path: PathKeys, Handler: h.revokeAll},
+		{Method: http.MethodDelete, Path: PathKey, Handler: h.revoke},
+	}
+}
+
+// CreateRequest is the body of POST .../api-keys (every field optional):
+//
+//	{"name": "open-webui", "expires_in_days": 90}
+//	{"name": "ci", "expires_at": "2027-01-01T00:00:00Z"}
+//
+// name is 1..100 characters (default "API key"); expires_in_days (1..3650)
+// or expires_at (RFC 3339, in the future, within 3650 days) sets an expiry,
+// not both; without either the key never expires. Unknown fields are 422.
+// An empty body (Content-Length: 0) creates a key with the defaults.
+type CreateRequest struct {
+	Name          *string `json:"name"`
+	ExpiresInDays *int64  `json:"expires_in_days"`
+	ExpiresAt     *string `json:"expires_at"`
+}
+
+// KeyCreated is the answer to a creation: the only time Key is shown.
+type KeyCreated struct {
+	ID        string  `json:"id"`
+	Name      string  `json:"name"`
+	Key       string  `json:"key"`
+	Prefix    string  `json:"prefix"`
+	CreatedAt string  `json:"created_at"`
+	ExpiresAt *string `json:"expires_at"`
+}
+
+// Key is a listed key (never its secret).
+type Key struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Prefix     string  `json:"prefix"`
+	Status     string  `json:"status"`
+	CreatedAt  string  `json:"created_at"`
+	ExpiresAt  *string `json:"expires_at"`
+	RevokedAt  *string `json:"revoked_at"`
+	LastUsedAt *string `json:"last_used_at"`
+}
+
+// owner returns the user whose keys the request manages: the caller, when
+// {user_id} is "me" or the caller's id.
+func owner(r *http.Request) (auth.Identity, error) {
+	id, ok := auth.FromContext(r.Context())
+	if !ok || id.UserID == "" {
+		return auth.Identity{}, httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
+	}
+	if u := r.PathValue("user_id"); u != Me && u != id.UserID {
+		return auth.Identity{}, httpapi.Errorf(http.StatusForbidden, "You can only manage your own API keys (use 'me' as the user id)")
+	}
+	return id, nil
+}
+
+// validate checks a creation request; it returns the name and the expiry
+// (zero: never).
+func (req *CreateRequest) validate(now time.Time) (string, time.Time, error) {
+	name := DefaultName
+	if req.Name != nil {
+		name = strings.TrimSpace(*req.Name)
+		switch n := utf8.RuneCountInString(name); {
+		case n == 0:
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'name' must not be blank")
+		case n > MaxNameLength:
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'name' must be at most %d characters (got %d)", MaxNameLength, n)
+		case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'name' must not contain control characters")
+		}
+	}
+	limit := now.Add(MaxExpiryDays * 24 * time.Hour)
+	switch {
+	case req.ExpiresInDays != nil && req.ExpiresAt != nil:
+		return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Give either 'expires_in_days' or 'expires_at', not both")
+	case req.ExpiresInDays != nil:
+		d := *req.ExpiresInDays
+		if d < 1 || d > MaxExpiryDays {
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expires_in_days' must be between 1 and %d", MaxExpiryDays)
+		}
+		return name, now.Add(time.Duration(d) * 24 * time.Hour), nil
+	case req.ExpiresAt != nil:
+		t, err := time.Parse(time.RFC3339, *req.ExpiresAt)
+		if err != nil {
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expires_at' must be an RFC 3339 time such as 2027-01-01T00:00:00Z")
+		}
+		if !t.After(now) {
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expires_at' must be in the future")
+		}
+		if t.After(limit) {
+			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expires_at' must be within %d days", MaxExpiryDays)
+		}
+		return name, t.UTC(), nil
+	}
+	return name, time.Time{}, nil
+}
+
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
+	id, err := owner(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if id.Via == auth.ViaAPIKey {
+		httpapi.Error(w, r, http.StatusForbidden, "API keys cannot create API keys: sign in with your login token to create one")
+		return
+	}
+	var body CreateRequest
+	if r.ContentLength != 0 { // no body: every field takes its default
+		if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{DisallowUnknownFields: true, MaxBytes: 16 << 10}); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+	}
+	now := h.o.Now().UTC()
+	name, expires, err := body.validate(now)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	existing, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
+		return
+	}
+	active := 0
+	for i := range existing {
+		if status(&existing[i], now) == StatusActive {
+			active++
+		}
+	}
+	if active >= h.o.MaxActive {
+		httpapi.Error(w, r, http.StatusConflict, fmt.Sprintf("You already have %d active API keys, the maximum: revoke one first", active))
+		return
+	}
+	secret, prefix, hash, err := auth.GenerateAPIKey()
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	k := &store.APIKey{ID: h.o.NewID(), UserID: id.UserID, Name: name, Hash: hash, Prefix: prefix, CreatedAt: now, ExpiresAt: expires}
+	if err := h.keys.CreateAPIKey(r.Context(), k); err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("create api key: %w", err))
+		return
+	}
+	httpapi.Logger(r.Context()).Info("api key created", "key_id", k.ID, "prefix", k.Prefix)
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.WriteJSON(w, http.StatusCreated, KeyCreated{
+		ID: k.ID, Name: k.Name, Key: secret, Prefix: k.Prefix,
+		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
+	})
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+	id, err := owner(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	keys, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
+		return
+	}
+	now := h.o.Now()
+	out := make([]Key, 0, len(keys))
+	for i := range keys {
+		k := &keys[i]
+		out = append(out, Key{
+			ID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: status(k, now),
+			CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
+			RevokedAt: optTime(k.RevokedAt), LastUsedAt: optTime(k.LastUsed),
+		})
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *Handlers) revoke(w http.ResponseWriter, r *http.Request) {
+	id, err := owner(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	keyID := r.PathValue("key_id")
+	if err := httpapi.ValidateUUID("key_id", keyID); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	keyID = httpapi.NormalizeUUID(keyID)
+	if err := h.keys.RevokeAPIKey(r.Context(), id.UserID, keyID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
+			return
+		}
+		httpapi.Fail(w, r, fmt.Errorf("revoke api key: %w", err))
+		return
+	}
+	httpapi.Logger(r.Context()).Info("api key revoked", "key_id", keyID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// RevokedAll is the answer to DELETE .../api-keys.
+type RevokedAll struct {
+	Revoked int `json:"revoked"`
+}
+
+func (h *Handlers) revokeAll(w http.ResponseWriter, r *http.Request) {
+	id, err := owner(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	keys, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
+		return
+	}
+	n := 0
+	for i := range keys {
+		if !keys[i].RevokedAt.IsZero() {
+			continue
+		}
+		err := h.keys.RevokeAPIKey(r.Context(), id.UserID, keys[i].ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			httpapi.Fail(w, r, fmt.Errorf("revoke api key: %w", err))
+			return
+		}
+		n++
+	}
+	httpapi.Logger(r.Context()).Info("api keys revoked", "count", n)
+	httpapi.WriteJSON(w, http.StatusOK, RevokedAll{Revoked: n})
+}
+
+// status is the state of k at now.
+func status(k *store.APIKey, now time.Time) string {
+	switch {
+	case !k.RevokedAt.IsZero():
+		return StatusRevoked
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return StatusExpired
+	}
+	return StatusActive
+}
+
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := sessions.Timestamp(t)
+	return &s
+}

@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"net/http"
+
+	"agentchat/internal/agent"
+)
+
+// Token is an event of the /v1/chat stream: data: {"token":"..."}.
+type Token struct {
+	Token string `json:"token"`
+}
+
+// SyncResponse is the body answered by POST /v1/chat/sync.
+type SyncResponse struct {
+	AgentID  string `json:"agent_id"`
+	Response string `json:"response"`
+	Usage    Usage  `json:"usage"`
+}
+
+// chatRequest decodes and validates a ChatRequest and resolves its agent.
+func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *agent.Agent, bool) {
+	var body ChatRequest
+	if err := decode(w, r, &body); err != nil {
+		g.fail(w, r, err)
+		return nil, nil, false
+	}
+	rr, err := body.validate()
+	if err != nil {
+		g.fail(w, r, err)
+		return nil, nil, false
+	}
+	a, _, err := g.resolve(rr)
+	if err != nil {
+		g.fail(w, r, err)
+		return nil, nil, false
+	}
+	rr.req.UserID = userID(r)
+	w.Header().Set(HeaderAgentID, a.ID)
+	return rr, a, true
+}
+
+// chat streams the answer token by token: data: {"token":"..."} per
+// content delta, data: {"error":{...}} on a failure after the stream
+// started, and data: [DONE] last. SSE comments keep the connection alive.
+func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
+	rr, a, ok := g.chatRequest(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := g.runContext(r)
+	defer cancel()
+	if mayHaveSideEffects(a) {
+		w.Header().Set(HeaderShouldRetry, "false")
+	}
+	st := &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel}
+	defer st.close()
+	defer func() {
+		if p := recover(); p != nil {
+			g.recoverStream(w, r, st, p)
+		}
+	}()
+	_, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
+		switch ev.Type {
+		case agent.EventContent:
+			st.send(Token{Token: ev.Content})
+		case agent.EventError:
+			st.send(streamError(ev.Error))
+		default:
+			st.start()
+		}
+	})
+	if err != nil {
+		if !st.started() {
+			g.failRun(w, r, err)
+			return
+		}
+		g.logger(r).Error("stateless run failed after events", "err", err)
+		st.send(streamError("The response failed."))
+	}
+	st.done()
+}
+
+// chatSync runs the agent and answers the whole response at once.
+func (g *Gateway) chatSync(w http.ResponseWriter, r *http.Request) {
+	rr, a, ok := g.chatRequest(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := g.runContext(r)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			g.recoverStream(w, r, nil, p)
+		}
+	}()
+	res, err := g.o.Runtime.RunStateless(ctx, rr.req, nil)
+	if err != nil {
+		g.failRun(w, r, err)
+		return
+	}
+	if res.Error != "" {
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: res.Error, Code: "agent_error", NoRetry: res.SideEffects})
+		return
+	}
+	if res.SideEffects {
+		w.Header().Set(HeaderShouldRetry, "false")
+	}
+	writeJSON(w, SyncResponse{AgentID: a.ID, Response: res.Content, Usage: usageOf(res.Usage)})
+}

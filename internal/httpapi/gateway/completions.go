@@ -1,0 +1,302 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+
+	"agentchat/internal/agent"
+	"agentchat/internal/llm"
+)
+
+// Usage is the token usage of a response, summed over every LLM call of
+// the agent run.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOf(u llm.Usage) Usage {
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: total}
+}
+
+// Wire types of chat.completion.chunk and chat.completion.
+type (
+	chunk struct {
+		ID      string        `json:"id"`
+		Object  string        `json:"object"`
+		Created int64         `json:"created"`
+		Model   string        `json:"model"`
+		Choices []chunkChoice `json:"choices"`
+		// Usage is null on every chunk but the usage chunk when the client
+		// asked for usage, absent otherwise (as OpenAI does).
+		Usage json.RawMessage `json:"usage,omitempty"`
+	}
+	chunkChoice struct {
+		Index        int       `json:"index"`
+		Delta        delta     `json:"delta"`
+		Logprobs     *struct{} `json:"logprobs"`
+		FinishReason *string   `json:"finish_reason"`
+	}
+	delta struct {
+		Role             string          `json:"role,omitempty"`
+		Content          *string         `json:"content,omitempty"`
+		ReasoningContent string          `json:"reasoning_content,omitempty"`
+		ToolCalls        []deltaToolCall `json:"tool_calls,omitempty"`
+	}
+	deltaToolCall struct {
+		Index    int           `json:"index"`
+		ID       string        `json:"id,omitempty"`
+		Type     string        `json:"type,omitempty"`
+		Function deltaFunction `json:"function"`
+	}
+	deltaFunction struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	}
+
+	completion struct {
+		ID      string             `json:"id"`
+		Object  string             `json:"object"`
+		Created int64              `json:"created"`
+		Model   string             `json:"model"`
+		Choices []completionChoice `json:"choices"`
+		Usage   Usage              `json:"usage"`
+	}
+	completionChoice struct {
+		Index        int       `json:"index"`
+		Message      message   `json:"message"`
+		Logprobs     *struct{} `json:"logprobs"`
+		FinishReason string    `json:"finish_reason"`
+	}
+	message struct {
+		Role             string     `json:"role"`
+		Content          *string    `json:"content"`
+		ReasoningContent string     `json:"reasoning_content,omitempty"`
+		Refusal          *string    `json:"refusal"`
+		ToolCalls        []toolCall `json:"tool_calls,omitempty"`
+	}
+	toolCall struct {
+		ID       string        `json:"id"`
+		Type     string        `json:"type"`
+		Function deltaFunction `json:"function"`
+	}
+)
+
+// completionID returns a new chat completion id.
+func completionID() string { return "chatcmpl-" + rand.Text() }
+
+func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
+	var body ChatCompletionRequest
+	if err := decode(w, r, &body); err != nil {
+		g.fail(w, r, err)
+		return
+	}
+	rr, err := body.validate()
+	if err != nil {
+		g.fail(w, r, err)
+		return
+	}
+	a, model, err := g.resolve(rr)
+	if err != nil {
+		g.fail(w, r, err)
+		return
+	}
+	rr.req.UserID = userID(r)
+	w.Header().Set(HeaderAgentID, a.ID)
+	if rr.stream {
+		g.streamCompletion(w, r, a, model, rr)
+		return
+	}
+	g.completeOnce(w, r, model, rr)
+}
+
+// completionStream encodes the events of one run as chunks.
+type completionStream struct {
+	st           *streamer
+	id           string
+	created      int64
+	model        string
+	includeUsage bool
+	act          activity
+	// calls are the client tool calls streamed so far, by message id and
+	// index in the model's message; each gets the next OpenAI index.
+	calls map[callKey]*clientCall
+}
+
+type callKey struct {
+	msg   string
+	index int
+}
+
+type clientCall struct {
+	index int
+	sent  int // bytes of the arguments already sent
+}
+
+func (cs *completionStream) chunk(d delta, finish *string) chunk {
+	c := chunk{ID: cs.id, Object: "chat.completion.chunk", Created: cs.created, Model: cs.model,
+		Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
+	if cs.includeUsage {
+		c.Usage = json.RawMessage("null")
+	}
+	return c
+}
+
+func (cs *completionStream) emit(ev agent.Event) {
+	switch ev.Type {
+	case agent.EventContent:
+		c := ev.Content
+		cs.st.send(cs.chunk(delta{Content: &c}, nil))
+		return
+	case agent.EventToolCall:
+		if tc := ev.ToolCall; tc != nil && tc.Client {
+			cs.clientToolCall(ev.MessageID, tc)
+			return
+		}
+	case agent.EventError:
+		cs.st.send(streamError(ev.Error))
+		return
+	case agent.EventDone:
+		cs.st.start()
+		return
+	}
+	if text := cs.act.text(ev); text != "" {
+		cs.st.send(cs.chunk(delta{ReasoningContent: text}, nil))
+	}
+}
+
+// clientToolCall passes a client tool call through as delta.tool_calls:
+// a first fragment with id, type and name, then the argument fragments.
+func (cs *completionStream) clientToolCall(msgID string, tc *agent.ToolCallEvent) {
+	if cs.calls == nil {
+		cs.calls = map[callKey]*clientCall{}
+	}
+	k := callKey{msgID, tc.Index}
+	cc := cs.calls[k]
+	if cc == nil {
+		cc = &clientCall{index: len(cs.calls)}
+		cs.calls[k] = cc
+		cs.st.send(cs.chunk(delta{ToolCalls: []deltaToolCall{{Index: cc.index, ID: tc.ID, Type: "function",
+			Function: deltaFunction{Name: tc.Name}}}}, nil))
+	}
+	if len(tc.Arguments) > cc.sent {
+		frag := tc.Arguments[cc.sent:]
+		cc.sent = len(tc.Arguments)
+		cs.st.send(cs.chunk(delta{ToolCalls: []deltaToolCall{{Index: cc.index, Function: deltaFunction{Arguments: frag}}}}, nil))
+	}
+}
+
+func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *agent.Agent, model string, rr *runRequest) {
+	ctx, cancel := g.runContext(r)
+	defer cancel()
+	if mayHaveSideEffects(a) {
+		// Headers leave with the first event, before any tool has run: say
+		// up front that this request must not be replayed.
+		w.Header().Set(HeaderShouldRetry, "false")
+	}
+	cs := &completionStream{id: completionID(), created: g.o.Now().Unix(), model: model, includeUsage: rr.includeUsage}
+	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, opened: func() {
+		empty := ""
+		_ = cs.st.s.JSON(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
+	}}
+	defer cs.st.close()
+	defer func() {
+		if p := recover(); p != nil {
+			g.recoverStream(w, r, cs.st, p)
+		}
+	}()
+
+	res, err := g.o.Runtime.RunStateless(ctx, rr.req, cs.emit)
+	if err != nil {
+		if !cs.st.started() {
+			g.failRun(w, r, err)
+			return
+		}
+		// Not expected (RunStateless reports late failures as events).
+		g.logger(r).Error("stateless run failed after events", "err", err)
+		cs.st.send(streamError("The response failed."))
+		cs.st.done()
+		return
+	}
+	if res.Error == "" {
+		finish := res.FinishReason
+		cs.st.send(cs.chunk(delta{}, &finish))
+		if cs.includeUsage {
+			u, _ := json.Marshal(usageOf(res.Usage))
+			cs.st.send(chunk{ID: cs.id, Object: "chat.completion.chunk", Created: cs.created, Model: cs.model,
+				Choices: []chunkChoice{}, Usage: u})
+		}
+	}
+	cs.st.done()
+}
+
+// failRun answers an error RunStateless returned before any event.
+func (g *Gateway) failRun(w http.ResponseWriter, r *http.Request, err error) {
+	if ae := runError(err); ae != nil {
+		if ae.Status >= 500 {
+			g.logger(r).Warn("gateway run failed", "status", ae.Status, "err", err)
+		}
+		writeError(w, ae)
+		return
+	}
+	g.fail(w, r, err)
+}
+
+// completeOnce runs the agent and answers one chat.completion.
+func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model string, rr *runRequest) {
+	ctx, cancel := g.runContext(r)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			g.recoverStream(w, r, nil, p)
+		}
+	}()
+	var act activity
+	var reasoning []byte
+	res, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
+		reasoning = append(reasoning, act.text(ev)...)
+	})
+	if err != nil {
+		g.failRun(w, r, err)
+		return
+	}
+	if res.Error != "" {
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: res.Error, Code: "agent_error", NoRetry: res.SideEffects})
+		return
+	}
+	if res.SideEffects {
+		w.Header().Set(HeaderShouldRetry, "false")
+	}
+	msg := message{Role: "assistant", ReasoningContent: string(reasoning)}
+	if res.Content != "" || len(res.ClientToolCalls) == 0 {
+		c := res.Content
+		msg.Content = &c
+	}
+	for _, c := range res.ClientToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: c.ID, Type: "function",
+			Function: deltaFunction{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+	}
+	writeJSON(w, completion{
+		ID: completionID(), Object: "chat.completion", Created: g.o.Now().Unix(), Model: model,
+		Choices: []completionChoice{{Message: msg, FinishReason: res.FinishReason}},
+		Usage:   usageOf(res.Usage),
+	})
+}
+
+// writeJSON answers 200 with v.
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}

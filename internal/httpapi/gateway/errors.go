@@ -1,0 +1,170 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"agentchat/internal/agent"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/llm"
+)
+
+var (
+	errNoRegistry = errors.New("gateway: no agent registry configured")
+	errNoRuntime  = errors.New("gateway: no agent runtime configured")
+	// errDeadline is the cancel cause of a run that outlived Options.Timeout.
+	errDeadline = errors.New("gateway: request deadline exceeded")
+)
+
+// HeaderShouldRetry is the header that tells OpenAI SDKs whether a failed
+// request may be retried.
+const HeaderShouldRetry = "X-Should-Retry"
+
+// apiError is an OpenAI-shaped error with its status.
+type apiError struct {
+	Status  int
+	Message string
+	// Type defaults to the OpenAI type of Status.
+	Type  string
+	Param string
+	// Code defaults to the snake_case status text.
+	Code string
+	// RetryAfter is sent as Retry-After when positive.
+	RetryAfter time.Duration
+	// NoRetry sends x-should-retry: false (a side effect happened, or
+	// retrying cannot help).
+	NoRetry bool
+}
+
+func (e *apiError) Error() string { return strconv.Itoa(e.Status) + " " + e.Message }
+
+// invalid returns a 400 invalid_request_error about param.
+func invalid(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...), Param: param}
+}
+
+// errorBody is the OpenAI error object. Param and Code are null when empty.
+type errorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func (e *apiError) body() map[string]errorBody {
+	b := errorBody{Message: e.Message, Type: e.Type}
+	if b.Type == "" {
+		b.Type = httpapi.OpenAIErrorType(e.Status)
+	}
+	if e.Param != "" {
+		p := e.Param
+		b.Param = &p
+	}
+	code := e.Code
+	if code == "" && e.Status > 0 {
+		code = strings.ToLower(strings.ReplaceAll(http.StatusText(e.Status), " ", "_"))
+	}
+	if code != "" {
+		b.Code = &code
+	}
+	return map[string]errorBody{"error": b}
+}
+
+// writeError answers e with its status and headers.
+func writeError(w http.ResponseWriter, e *apiError) {
+	h := w.Header()
+	if e.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", "Bearer")
+	}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if e.NoRetry {
+		h.Set(HeaderShouldRetry, "false")
+	}
+	httpapi.WriteJSON(w, e.Status, e.body())
+}
+
+// fail answers err: an *apiError or *httpapi.StatusError as it is (a 422
+// becomes 400, the status OpenAI uses for every invalid request), anything
+// else as a logged 500.
+func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		writeError(w, ae)
+		return
+	}
+	var se *httpapi.StatusError
+	if errors.As(err, &se) {
+		st := se.Status
+		if st == http.StatusUnprocessableEntity {
+			st = http.StatusBadRequest
+		}
+		writeError(w, &apiError{Status: st, Message: se.Message})
+		return
+	}
+	g.logger(r).Error("gateway request failed", "err", err)
+	writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+}
+
+// runError maps an error RunStateless returned before anything was
+// emitted (so nothing ran and a retry is safe unless said otherwise).
+func runError(err error) *apiError {
+	var le *llm.Error
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		return &apiError{Status: http.StatusBadRequest, Message: llm.UserMessage(err), Code: "llm_not_configured", NoRetry: true}
+	case errors.Is(err, agent.ErrInvalidRequest):
+		msg := strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": ")
+		return &apiError{Status: http.StatusBadRequest, Message: "Invalid request: " + msg}
+	case errors.As(err, &le):
+		return llmError(le)
+	case errors.Is(err, errDeadline), errors.Is(err, context.DeadlineExceeded):
+		return &apiError{Status: http.StatusGatewayTimeout, Message: "The request took too long and was stopped."}
+	case errors.Is(err, context.Canceled):
+		return &apiError{Status: http.StatusInternalServerError, Message: "The request was cancelled."}
+	}
+	return nil
+}
+
+// llmError maps an LLM provider failure: the provider's throttling is the
+// client's 429, its refusal of the request a 400, anything else a 502/504
+// (the gateway's upstream failed).
+func llmError(le *llm.Error) *apiError {
+	e := &apiError{Message: le.UserMessage(), Code: "llm_" + string(le.Kind)}
+	switch le.Kind {
+	case llm.KindRateLimit:
+		e.Status, e.RetryAfter = http.StatusTooManyRequests, le.RetryAfter
+	case llm.KindQuota:
+		e.Status, e.Type, e.NoRetry = http.StatusTooManyRequests, "insufficient_quota", true
+	case llm.KindBadRequest:
+		e.Status = http.StatusBadRequest
+	case llm.KindTimeout:
+		e.Status = http.StatusGatewayTimeout
+	case llm.KindAuth:
+		// The server's provider key was refused: not the client's fault,
+		// and retrying will not help.
+		e.Status, e.NoRetry = http.StatusBadGateway, true
+	default:
+		e.Status = http.StatusBadGateway
+	}
+	return e
+}
+
+// clip shortens s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

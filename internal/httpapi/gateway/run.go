@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"agentchat/internal/agent"
+	"agentchat/internal/auth"
+	"agentchat/internal/sse"
+)
+
+// HeaderAgentID names the agent that answered.
+const HeaderAgentID = "X-Agent-Id"
+
+// resolve picks the agent of a request (agent_id → model → fallback) and
+// the model name to report: the agent's id, or the client's own model name
+// when that name matched no agent (a client asking for "gpt-3.5-turbo"
+// gets its model name back, answered by the fallback agent).
+func (g *Gateway) resolve(rr *runRequest) (*agent.Agent, string, error) {
+	if g.o.Agents == nil {
+		return nil, "", errNoRegistry
+	}
+	if g.o.Runtime == nil {
+		return nil, "", errNoRuntime
+	}
+	a := g.o.Agents.Resolve(rr.agentID, rr.model)
+	if a == nil {
+		return nil, "", fmt.Errorf("gateway: no agent %q or %q and no fallback agent", rr.agentID, rr.model)
+	}
+	model := a.ID
+	if rr.model != "" && rr.agentID != a.ID && rr.model != a.ID {
+		model = rr.model
+	}
+	rr.req.AgentID = a.ID
+	return a, model, nil
+}
+
+// mayHaveSideEffects reports whether running a may change something
+// outside agentchat: one of its tools has side effects, or it chooses its
+// tools per turn (Prepare), so that cannot be ruled out before the run.
+func mayHaveSideEffects(a *agent.Agent) bool {
+	if a.Prepare != nil {
+		return true
+	}
+	for _, t := range agent.Tools(a.Skills) {
+		if t.SideEffects {
+			return true
+		}
+	}
+	return false
+}
+
+// runContext bounds a run by Options.Timeout; it is also cancelled when the
+// client goes away (locally) or a write to it fails (see streamer).
+func (g *Gateway) runContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(r.Context(), g.o.Timeout, errDeadline)
+}
+
+// userID is the caller's user id.
+func userID(r *http.Request) string {
+	id, _ := auth.FromContext(r.Context())
+	return id.UserID
+}
+
+// streamer starts an SSE response at the first event, so that a failure
+// before any event can still be answered with a status.
+type streamer struct {
+	w         http.ResponseWriter
+	heartbeat time.Duration
+	// cancel stops the run when the client cannot be written to (in Lambda
+	// a gone client does not cancel the request context).
+	cancel context.CancelFunc
+	// opened is called once, right after the stream started.
+	opened func()
+	s      *sse.Stream
+}
+
+func (st *streamer) started() bool { return st.s != nil }
+
+func (st *streamer) start() {
+	if st.s != nil {
+		return
+	}
+	st.s = sse.Start(&quietStart{ResponseWriter: st.w})
+	st.s.Heartbeat(st.heartbeat, func(s *sse.Stream) { _ = s.Comment("keep-alive") })
+	if st.opened != nil {
+		st.opened()
+	}
+}
+
+// send writes one data event (starting the stream if needed).
+func (st *streamer) send(v any) {
+	st.start()
+	if err := st.s.JSON(v); err != nil {
+		st.cancel()
+	}
+}
+
+// done writes the closing data: [DONE].
+func (st *streamer) done() {
+	st.start()
+	_ = st.s.Data([]byte("[DONE]"))
+}
+
+// close stops the heartbeat.
+func (st *streamer) close() {
+	if st.s != nil {
+		st.s.Close()
+	}
+}
+
+// streamError is the data of an error event: {"error":{...}} (never a null
+// error field, which some SDKs take for an error).
+func streamError(message string) map[string]errorBody {
+	return (&apiError{Status: http.StatusInternalServerError, Message: message, Code: "agent_error"}).body()
+}
+
+// recoverStream turns a panic of a streaming handler into an error event
+// and [DONE] when the stream started, or a 500 otherwise. A panic must not
+// kill a Lambda process nor leave a stream without its end.
+func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *streamer, p any) {
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	g.logger(r).Error("gateway handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	if st != nil && st.started() {
+		st.send(streamError("An internal error stopped the response."))
+		st.done()
+		return
+	}
+	writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+}
+
+// activity renders the agent's own tool activity as reasoning text, which
+// clients show as "thinking" and never run.
+type activity struct {
+	// args are the arguments of agent tool calls, by call id.
+	args map[string]string
+}
+
+// Limits of the activity text.
+const (
+	maxActivityArgs   = 300
+	maxActivityResult = 300
+)
+
+// text returns the reasoning text of ev, or "".
+func (a *activity) text(ev agent.Event) string {
+	switch ev.Type {
+	case agent.EventReasoning:
+		return ev.Content
+	case agent.EventToolCall:
+		if tc := ev.ToolCall; tc != nil && tc.Complete && !tc.Client {
+			if a.args == nil {
+				a.args = map[string]string{}
+			}
+			a.args[tc.ID] = tc.Arguments
+		}
+	case agent.EventToolStart:
+		args := oneLine(a.args[ev.ToolCallID], maxActivityArgs)
+		if args == "" || args == "{}" {
+			return "Calling " + ev.ToolName + "\n"
+		}
+		return "Calling " + ev.ToolName + " " + args + "\n"
+	case agent.EventToolEnd:
+		return ev.ToolName + " → " + oneLine(ev.ToolOutput, maxActivityResult) + "\n"
+	}
+	return ""
+}
+
+// oneLine collapses whitespace and clips s to n bytes.
+func oneLine(s string, n int) string {
+	return clip(strings.Join(strings.Fields(s), " "), n)
+}
+
+// quietStart drops the opening SSE comment that sse.Start writes: a /v1
+// stream starts with its first chunk right away, and go-openai folds every
+// comment line it meets into the text it parses an error event from, so a
+// comment before a mid-stream error would hide the error's message. (Later
+// keep-alive comments are needed and kept.)
+type quietStart struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (q *quietStart) Write(b []byte) (int, error) {
+	if !q.wrote {
+		q.wrote = true
+		if len(b) > 0 && b[0] == ':' {
+			return len(b), nil
+		}
+	}
+	return q.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController flush the underlying writer.
+func (q *quietStart) Unwrap() http.ResponseWriter { return q.ResponseWriter }
