@@ -44,9 +44,8 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0
-WHERE `+keyWhere+` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`,
-			append(append([]any{owner, until}, keyArgs(k)...), owner, now)...)
+		res, err := tx.StmtContext(ctx, s.ws.acquireLease).ExecContext(ctx,
+			owner, until, k.ProjectID, k.ThreadID, k.UserID, owner, now)
 		if err != nil {
 			return err
 		}
@@ -69,8 +68,8 @@ func (s *Store) RenewLease(ctx context.Context, k store.Key, owner string, ttl t
 		return fmt.Errorf("renew lease on session %s: %w", k.ThreadID, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_until = ? WHERE `+keyWhere+` AND lease_owner = ?`,
-			append(append([]any{until}, keyArgs(k)...), owner)...)
+		res, err := tx.StmtContext(ctx, s.ws.renewLease).ExecContext(ctx,
+			until, k.ProjectID, k.ThreadID, k.UserID, owner)
 		if err != nil {
 			return err
 		}
@@ -86,8 +85,8 @@ func (s *Store) RenewLease(ctx context.Context, k store.Key, owner string, ttl t
 // hold it.
 func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_owner = '', lease_until = '' WHERE `+keyWhere+` AND lease_owner = ?`,
-			append(keyArgs(k), owner)...)
+		_, err := tx.StmtContext(ctx, s.ws.releaseLease).ExecContext(ctx,
+			k.ProjectID, k.ThreadID, k.UserID, owner)
 		return err
 	})
 	if err != nil {
@@ -99,7 +98,7 @@ func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) err
 // RequestAbort sets the session's abort flag.
 func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET abort_requested = 1 WHERE `+keyWhere, keyArgs(k)...)
+		res, err := tx.StmtContext(ctx, s.ws.requestAbort).ExecContext(ctx, keyArgs(k)...)
 		if err != nil {
 			return err
 		}
@@ -119,7 +118,7 @@ func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
 // when the session does not exist.
 func (s *Store) AbortRequested(ctx context.Context, k store.Key) (bool, error) {
 	var ab bool
-	err := s.r.QueryRowContext(ctx, `SELECT abort_requested FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&ab)
+	err := s.rs.abortRequested.QueryRowContext(ctx, keyArgs(k)...).Scan(&ab)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}

@@ -51,7 +51,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var seq int64
-		err := tx.QueryRowContext(ctx, `SELECT msg_seq FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&seq)
+		err := tx.StmtContext(ctx, s.ws.msgSeq).QueryRowContext(ctx, keyArgs(k)...).Scan(&seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -61,13 +61,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 		if len(out) == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages
-	(project_id, thread_id, seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = stmt.Close() }()
+		stmt := tx.StmtContext(ctx, s.ws.insertMessage)
 		for i := range out {
 			seq++
 			out[i].Seq = seq
@@ -77,7 +71,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 				return fmt.Errorf("insert message %d: %w", i, err)
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET msg_seq = ? WHERE `+keyWhere, append([]any{seq}, keyArgs(k)...)...)
+		_, err = tx.StmtContext(ctx, s.ws.setMsgSeq).ExecContext(ctx, seq, k.ProjectID, k.ThreadID, k.UserID)
 		return err
 	})
 	if err != nil {
@@ -92,21 +86,18 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	var out []store.Message
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var committed int64
-		err := tx.QueryRowContext(ctx, `SELECT msg_seq FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&committed)
+		err := tx.StmtContext(ctx, s.rs.msgSeq).QueryRowContext(ctx, keyArgs(k)...).Scan(&committed)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		q := `SELECT seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at
-FROM messages WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq DESC`
-		args := []any{k.ProjectID, k.ThreadID, committed}
+		n := int64(-1) // SQLite: a negative LIMIT is no limit
 		if limit > 0 {
-			q += ` LIMIT ?`
-			args = append(args, limit)
+			n = int64(limit)
 		}
-		rows, err := tx.QueryContext(ctx, q, args...)
+		rows, err := tx.StmtContext(ctx, s.rs.listMessages).QueryContext(ctx, k.ProjectID, k.ThreadID, committed, n)
 		if err != nil {
 			return err
 		}

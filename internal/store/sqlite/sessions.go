@@ -154,7 +154,7 @@ ON CONFLICT (project_id, thread_id) DO NOTHING`,
 
 // GetSession returns the session, or store.ErrNotFound.
 func (s *Store) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
-	sess, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE `+keyWhere, keyArgs(k)...))
+	sess, err := scanSession(s.rs.getSession.QueryRowContext(ctx, keyArgs(k)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -275,7 +275,7 @@ func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var toolCallsText string
-		err := tx.QueryRowContext(ctx, `SELECT tool_calls FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&toolCallsText)
+		err := tx.StmtContext(ctx, s.ws.toolCallStats).QueryRowContext(ctx, keyArgs(k)...).Scan(&toolCallsText)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -296,15 +296,10 @@ func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats
 				return fmt.Errorf("encode tool call stats: %w", err)
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET
-	message_count = message_count + ?, llm_calls = llm_calls + ?,
-	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?,
-	errors = errors + ?, aborted_turns = aborted_turns + ?, turns = turns + ?,
-	tool_calls = ?, updated_at = ?,
-	last_message_at = CASE WHEN ? = '' THEN last_message_at ELSE ? END
-WHERE `+keyWhere,
-			append([]any{d.Messages, d.LLMCalls, d.InputTokens, d.OutputTokens, d.InputTokens + d.OutputTokens,
-				d.Errors, d.AbortedTurns, d.Turns, toolCallsText, s.nowText(), last, last}, keyArgs(k)...)...)
+		_, err = tx.StmtContext(ctx, s.ws.addTurnStats).ExecContext(ctx,
+			d.Messages, d.LLMCalls, d.InputTokens, d.OutputTokens, d.InputTokens+d.OutputTokens,
+			d.Errors, d.AbortedTurns, d.Turns, toolCallsText, s.nowText(), last, last,
+			k.ProjectID, k.ThreadID, k.UserID)
 		return err
 	})
 	if err != nil {

@@ -11,6 +11,9 @@
 // message (the commit marker of the design); readers never return messages
 // past it. In SQLite the marker and the messages are written in one
 // transaction, so a half-written append is never visible.
+//
+// The hot statements are prepared once in Open (see statements.go), so
+// SQLite compiles each of them once per connection instead of per call.
 package sqlite
 
 import (
@@ -36,6 +39,8 @@ const busyTimeout = 10 * time.Second
 type Store struct {
 	w   *sql.DB // the single writer connection
 	r   *sql.DB // query-only reader connections
+	ws  writeStmts
+	rs  readStmts
 	now func() time.Time
 }
 
@@ -101,12 +106,23 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 	s.r = r
+	if err := prepareAll(ctx, w, s.ws.defs()); err != nil {
+		_ = w.Close()
+		_ = r.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if err := prepareAll(ctx, r, s.rs.defs()); err != nil {
+		_ = closeAll(s.ws.defs())
+		_ = w.Close()
+		_ = r.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the writer).

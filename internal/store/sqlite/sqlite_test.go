@@ -121,6 +121,72 @@ func TestOpenBadPath(t *testing.T) {
 	}
 }
 
+// TestUseAfterClose: a closed store answers with errors, prepared
+// statements included, and a second Close is harmless.
+func TestUseAfterClose(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "closed.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	k := store.Key{ProjectID: "p", UserID: "u", ThreadID: "t"}
+	if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	_, getErr := s.GetSession(ctx, k)
+	_, listErr := s.ListMessages(ctx, k, 10)
+	_, abortErr := s.AbortRequested(ctx, k)
+	_, appendErr := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "x"}})
+	_, keyErr := s.APIKeyByHash(ctx, "h")
+	for name, err := range map[string]error{
+		"GetSession":     getErr,
+		"ListMessages":   listErr,
+		"AbortRequested": abortErr,
+		"AppendMessages": appendErr,
+		"APIKeyByHash":   keyErr,
+		"AcquireLease":   s.AcquireLease(ctx, k, "o", time.Minute),
+		"ReleaseLease":   s.ReleaseLease(ctx, k, "o"),
+		"RequestAbort":   s.RequestAbort(ctx, k),
+		"AddTurnStats":   s.AddTurnStats(ctx, k, store.TurnStats{Turns: 1}),
+	} {
+		if err == nil {
+			t.Errorf("%s after Close: no error", name)
+		}
+	}
+}
+
+// TestListMessagesNoLimit: a limit <= 0 returns every committed message
+// (the prepared query passes a negative LIMIT).
+func TestListMessagesNoLimit(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	k := store.Key{ProjectID: "p", UserID: "u", ThreadID: "t"}
+	if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ limit, want int }{{-5, 30}, {0, 30}, {1, 1}, {29, 29}, {30, 30}, {31, 30}} {
+		msgs, err := s.ListMessages(ctx, k, tc.limit)
+		if err != nil || len(msgs) != tc.want {
+			t.Errorf("ListMessages(limit %d) = %d messages, %v; want %d", tc.limit, len(msgs), err, tc.want)
+			continue
+		}
+		if last := msgs[len(msgs)-1]; last.Seq != 30 {
+			t.Errorf("ListMessages(limit %d) ends at seq %d, want 30", tc.limit, last.Seq)
+		}
+	}
+}
+
 func TestCursor(t *testing.T) {
 	good := encodeCursor(cursor{Pinned: true, UpdatedAt: "2025-01-02T03:04:05.000000006Z", ThreadID: "t1"})
 	if c, err := decodeCursor(good); err != nil || !c.Pinned || c.ThreadID != "t1" {
@@ -309,6 +375,96 @@ func BenchmarkListSessions(b *testing.B) {
 				break
 			}
 			cursor = next
+		}
+	}
+}
+
+// benchSession creates a session with n messages (a user question, an
+// assistant tool call, its result and an answer, repeated) for benchmarks.
+func benchSession(b *testing.B, n int) (*Store, store.Key) {
+	b.Helper()
+	ctx := context.Background()
+	s, _ := openTemp(b)
+	k := store.Key{ProjectID: uuid.NewString(), UserID: "bench", ThreadID: uuid.NewString()}
+	if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID,
+		Metadata: map[string]any{"model": "gpt-4o"}}); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.AddTurnStats(ctx, k, store.TurnStats{Messages: 4, LLMCalls: 2, InputTokens: 900, OutputTokens: 120, Turns: 1,
+		ToolCalls: map[string]int64{"gns3_list_nodes": 1}}); err != nil {
+		b.Fatal(err)
+	}
+	turn := []store.Message{
+		{Role: store.RoleUser, Content: "Which routers are running?"},
+		{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{{ID: "c1", Type: "function", Function: store.FunctionCall{Name: "gns3_list_nodes", Arguments: `{}`}}}},
+		{Role: store.RoleTool, ToolCallID: "c1", Name: "gns3_list_nodes", Content: strings.Repeat(`{"name":"R1","status":"started"},`, 10)},
+		{Role: store.RoleAssistant, Content: "R1 is running.", Metadata: map[string]any{"model": "gpt-4o"}},
+	}
+	for added := 0; added < n; added += len(turn) {
+		if _, err := s.AppendMessages(ctx, k, turn[:min(len(turn), n-added)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, k
+}
+
+func BenchmarkGetSession(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetSession(ctx, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkListMessages100(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 200)
+	b.ReportAllocs()
+	for b.Loop() {
+		msgs, err := s.ListMessages(ctx, k, 100)
+		if err != nil || len(msgs) != 100 {
+			b.Fatalf("ListMessages: %d messages, %v", len(msgs), err)
+		}
+	}
+}
+
+func BenchmarkAcquireReleaseLease(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.AcquireLease(ctx, k, "bench-owner", time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.ReleaseLease(ctx, k, "bench-owner"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAbortRequested(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.AbortRequested(ctx, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAddTurnStats(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 0)
+	d := store.TurnStats{Messages: 4, LLMCalls: 2, InputTokens: 900, OutputTokens: 120, Turns: 1,
+		ToolCalls: map[string]int64{"gns3_list_nodes": 1}, LastMessageAt: time.Now()}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.AddTurnStats(ctx, k, d); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Hot statements are prepared once, in Open, so that SQLite does not parse
+// them on every call. A *sql.Stmt prepared on a *sql.DB is prepared lazily
+// on each pool connection it runs on and kept there; the driver keeps the
+// compiled SQLite statement and only resets it between runs.
+
+// readStmts are the hot queries, prepared on the reader pool.
+type readStmts struct {
+	getSession     *sql.Stmt
+	abortRequested *sql.Stmt
+	apiKeyByHash   *sql.Stmt
+	// msgSeq and listMessages run inside a read transaction, through
+	// tx.StmtContext.
+	msgSeq       *sql.Stmt
+	listMessages *sql.Stmt
+}
+
+func (r *readStmts) defs() []stmtDef {
+	return []stmtDef{
+		{"get session", &r.getSession, `SELECT ` + sessionCols + ` FROM sessions WHERE ` + keyWhere},
+		{"abort requested", &r.abortRequested, `SELECT abort_requested FROM sessions WHERE ` + keyWhere},
+		{"api key by hash", &r.apiKeyByHash, `SELECT ` + apiKeyCols + ` FROM api_keys WHERE hash = ?`},
+		{"read msg seq", &r.msgSeq, `SELECT msg_seq FROM sessions WHERE ` + keyWhere},
+		// A negative LIMIT is no limit.
+		{"list messages", &r.listMessages, `SELECT seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at
+FROM messages WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq DESC LIMIT ?`},
+	}
+}
+
+// writeStmts are the hot writes, prepared on the writer (one connection).
+// They must only run inside a write transaction, through tx.StmtContext,
+// which reuses the statement already prepared on the transaction's
+// connection. Running one directly on the writer pool while a transaction
+// holds its only connection would deadlock. (Statements prepared on a
+// dedicated *sql.Conn would not help: tx.StmtContext re-prepares those on
+// every call.)
+type writeStmts struct {
+	acquireLease  *sql.Stmt
+	renewLease    *sql.Stmt
+	releaseLease  *sql.Stmt
+	requestAbort  *sql.Stmt
+	msgSeq        *sql.Stmt
+	insertMessage *sql.Stmt
+	setMsgSeq     *sql.Stmt
+	toolCallStats *sql.Stmt
+	addTurnStats  *sql.Stmt
+}
+
+func (w *writeStmts) defs() []stmtDef {
+	return []stmtDef{
+		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0
+WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`},
+		{"renew lease", &w.renewLease, `UPDATE sessions SET lease_until = ? WHERE ` + keyWhere + ` AND lease_owner = ?`},
+		{"release lease", &w.releaseLease, `UPDATE sessions SET lease_owner = '', lease_until = '' WHERE ` + keyWhere + ` AND lease_owner = ?`},
+		{"request abort", &w.requestAbort, `UPDATE sessions SET abort_requested = 1 WHERE ` + keyWhere},
+		{"write msg seq", &w.msgSeq, `SELECT msg_seq FROM sessions WHERE ` + keyWhere},
+		{"insert message", &w.insertMessage, `INSERT INTO messages
+	(project_id, thread_id, seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{"set msg seq", &w.setMsgSeq, `UPDATE sessions SET msg_seq = ? WHERE ` + keyWhere},
+		{"tool call stats", &w.toolCallStats, `SELECT tool_calls FROM sessions WHERE ` + keyWhere},
+		{"add turn stats", &w.addTurnStats, `UPDATE sessions SET
+	message_count = message_count + ?, llm_calls = llm_calls + ?,
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?,
+	errors = errors + ?, aborted_turns = aborted_turns + ?, turns = turns + ?,
+	tool_calls = ?, updated_at = ?,
+	last_message_at = CASE WHEN ? = '' THEN last_message_at ELSE ? END
+WHERE ` + keyWhere},
+	}
+}
+
+// stmtDef is a statement to prepare into a field.
+type stmtDef struct {
+	name  string
+	dst   **sql.Stmt
+	query string
+}
+
+// prepareAll prepares every statement of defs on db; on error it closes
+// the ones already prepared.
+func prepareAll(ctx context.Context, db *sql.DB, defs []stmtDef) error {
+	for _, d := range defs {
+		st, err := db.PrepareContext(ctx, d.query)
+		if err != nil {
+			_ = closeAll(defs)
+			return fmt.Errorf("prepare %s: %w", d.name, err)
+		}
+		*d.dst = st
+	}
+	return nil
+}
+
+// closeAll closes the prepared statements of defs. The fields keep the
+// closed statements, which return an error when used.
+func closeAll(defs []stmtDef) error {
+	var errs []error
+	for _, d := range defs {
+		if *d.dst == nil {
+			continue
+		}
+		if err := (*d.dst).Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s statement: %w", d.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
