@@ -34,11 +34,15 @@ lint:
 
 ## bench: benchmarks (figures reported in README)
 bench: deps
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) test -p 1 -run='^$$' -bench=. -benchmem ./...
 
 ## build: Lambda binaries (bootstrap per function) into .aws-build/
 build:
 	@./scripts/build-lambdas.sh $(GOARCH_LAMBDA)
+
+## build-<LogicalId>: one function's bootstrap into $(ARTIFACTS_DIR), for `sam build` (BuildMethod: makefile)
+build-%:
+	@./scripts/build-lambdas.sh --function $* --out "$(ARTIFACTS_DIR)" $(GOARCH_LAMBDA)
 
 clean:
 	rm -rf .aws-build

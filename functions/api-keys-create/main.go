@@ -1,0 +1,7 @@
+// Command api-keys-create serves POST /v3/access/users/{user_id}/api-keys, as
+// an AWS Lambda function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/apikeysfn"
+
+func main() { apikeysfn.Main("api-keys-create") }

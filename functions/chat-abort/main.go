@@ -1,0 +1,8 @@
+// Command chat-abort serves POST
+// /v3/projects/{project_id}/chat/sessions/{session_id}/abort, as an AWS
+// Lambda function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/chatfn"
+
+func main() { chatfn.Main("chat-abort") }

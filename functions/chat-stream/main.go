@@ -1,0 +1,7 @@
+// Command chat-stream serves POST /v3/projects/{project_id}/chat/stream
+// (SSE), as an AWS Lambda function behind a response-streaming function URL.
+package main
+
+import "agentchat/internal/lambdaapp/chatfn"
+
+func main() { chatfn.Main("chat-stream") }

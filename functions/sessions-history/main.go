@@ -1,0 +1,8 @@
+// Command sessions-history serves GET
+// /v3/projects/{project_id}/chat/sessions/{session_id}/history, as an AWS
+// Lambda function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/sessionsfn"
+
+func main() { sessionsfn.Main("sessions-history") }

@@ -1,0 +1,92 @@
+package deploy_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentchat/internal/lambdaapp/apikeysfn"
+	"agentchat/internal/lambdaapp/removal"
+	"agentchat/internal/lambdaapp/sessionsfn"
+)
+
+// Packages no Lambda function may link (the local server's store).
+var neverLinked = []string{"modernc.org/sqlite", "agentchat/internal/store/sqlite", "agentchat/internal/localserver"}
+
+// Packages of the LLM and agent side, which the functions that run no
+// agent must not link (bigger binaries, slower cold starts).
+var agentSide = []string{
+	"agentchat/internal/llm", "agentchat/internal/agent", "agentchat/internal/agents", "agentchat/internal/wire/agentwire",
+	"github.com/sashabaranov/go-openai", "github.com/openai/openai-go/v3",
+}
+
+// deps returns the dependencies of every function package, as built for
+// Lambda (linux/arm64, -tags lambda.norpc).
+func deps(t *testing.T, names []string) map[string][]string {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH: %v", err)
+	}
+	args := []string{"list", "-tags", "lambda.norpc", "-f", `{{.Name}} {{.ImportPath}} {{join .Deps " "}}`}
+	for _, n := range names {
+		args = append(args, "./functions/"+n)
+	}
+	cmd := exec.Command(goCmd, args...)
+	cmd.Dir = root(t)
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	res := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || f[0] != "main" {
+			t.Fatalf("go list: unexpected line %q", sc.Text())
+		}
+		name := strings.TrimPrefix(f[1], "agentchat/functions/")
+		res[name] = f[2:]
+	}
+	return res
+}
+
+func TestFunctionDependencies(t *testing.T) {
+	names := folders(t)
+	all := deps(t, names)
+	noAgent := []string{removal.DeleteFunction, removal.WorkerFunction}
+	for _, f := range append(sessionsfn.Funcs(), apikeysfn.Funcs()...) {
+		noAgent = append(noAgent, f.Name)
+	}
+	for _, name := range names {
+		d, ok := all[name]
+		if !ok {
+			t.Errorf("go list said nothing of functions/%s", name)
+			continue
+		}
+		if !slices.Contains(d, "github.com/aws/aws-lambda-go/lambda") {
+			t.Errorf("functions/%s does not link the Lambda runtime client", name)
+		}
+		for _, p := range neverLinked {
+			if slices.Contains(d, p) {
+				t.Errorf("functions/%s links %s", name, p)
+			}
+		}
+		if !slices.Contains(noAgent, name) {
+			continue
+		}
+		for _, p := range agentSide {
+			if slices.Contains(d, p) {
+				t.Errorf("functions/%s runs no agent but links %s", name, p)
+			}
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package lambdaapp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"agentchat/internal/httpapi"
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/lambdatest"
+	"agentchat/internal/sse"
+)
+
+var endpoint string
+
+func TestMain(m *testing.M) { os.Exit(lambdatest.WithDynalite(m, &endpoint)) }
+
+// testFunc returns a function of kind serving routes.
+func testFunc(kind lambdaapp.Kind, routes ...httpapi.Route) lambdaapp.Func {
+	var patterns []string
+	for _, rt := range routes {
+		patterns = append(patterns, rt.Pattern())
+	}
+	return lambdaapp.NewFunc("test", kind, func(context.Context, *lambdaapp.App) ([]httpapi.Route, error) {
+		return routes, nil
+	}, patterns...)
+}
+
+func route(method, path string, style httpapi.ErrorStyle, h http.HandlerFunc) httpapi.Route {
+	return httpapi.Route{Method: method, Path: path, Handler: h, Public: true, Style: style}
+}
+
+func TestStreamPanicEndsTheStream(t *testing.T) {
+	startThenPanic := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Session-Id", "s-1")
+		s := sse.Start(w)
+		_ = s.JSON(map[string]string{"type": "content", "content": "partial", "session_id": "s-1"})
+		panic("boom")
+	}
+	fx := lambdatest.New(t, endpoint, testFunc(lambdaapp.Stream,
+		route(http.MethodPost, "/project", httpapi.StyleGNS3, startThenPanic),
+		route(http.MethodPost, "/v1/chat/completions", httpapi.StyleOpenAI, startThenPanic),
+		route(http.MethodGet, "/after-done", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			s := sse.Start(w)
+			_ = s.JSON(map[string]string{"type": "done", "session_id": "s-1"})
+			panic("after done")
+		}),
+		route(http.MethodGet, "/early", httpapi.StyleGNS3, func(http.ResponseWriter, *http.Request) { panic("early") }),
+		route(http.MethodGet, "/v1/early", httpapi.StyleOpenAI, func(http.ResponseWriter, *http.Request) { panic("early") }),
+		route(http.MethodGet, "/abort", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			s := sse.Start(w)
+			_ = s.JSON(map[string]string{"type": "content", "content": "cut"})
+			panic(http.ErrAbortHandler)
+		}),
+	), nil)
+
+	tests := []struct {
+		method, path string
+		status       int
+		want         []string // data payloads (JSON compared loosely by prefix)
+		body         string   // for non-SSE answers: a substring of the body
+	}{
+		{method: "POST", path: "/project", status: 200, want: []string{
+			`{"content":"partial","session_id":"s-1","type":"content"}`,
+			`{"type":"error","error":"` + lambdaapp.StreamErrorMessage + `","session_id":"s-1"}`,
+			`{"type":"done","session_id":"s-1"}`,
+		}},
+		{method: "POST", path: "/v1/chat/completions", status: 200, want: []string{
+			`{"content":"partial","session_id":"s-1","type":"content"}`,
+			`{"error":{"message":"` + lambdaapp.StreamErrorMessage + `","type":"server_error","param":null,"code":"internal_server_error"}}`,
+			`[DONE]`,
+		}},
+		{method: "GET", path: "/after-done", status: 200, want: []string{`{"session_id":"s-1","type":"done"}`}},
+		{method: "GET", path: "/early", status: 500, body: `{"message":"Internal server error"}`},
+		{method: "GET", path: "/v1/early", status: 500, body: `"type":"server_error"`},
+		{method: "GET", path: "/abort", status: 200, want: []string{`{"content":"cut","type":"content"}`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			// A panic that escaped would kill this test binary: lambdaurl
+			// runs the handler on its own goroutine.
+			resp := fx.Stream(tc.method, tc.path, nil, "")
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, resp.Body)
+			}
+			if tc.body != "" {
+				if !strings.Contains(string(resp.Body), tc.body) {
+					t.Fatalf("body %s, want it to contain %s", resp.Body, tc.body)
+				}
+				return
+			}
+			if ct := resp.Headers["Content-Type"]; ct != "text/event-stream" {
+				t.Errorf("content type %q", ct)
+			}
+			if got := lambdatest.SSEData(resp.Body); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestStreamRunDeadline(t *testing.T) {
+	fx := lambdatest.New(t, endpoint, testFunc(lambdaapp.Stream,
+		route(http.MethodGet, "/deadline", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			d, ok := r.Context().Deadline()
+			httpapi.WriteJSON(w, 200, map[string]any{"ok": ok, "left_ms": time.Until(d).Milliseconds()})
+		}),
+	), nil)
+	resp := fx.Stream("GET", "/deadline", nil, "")
+	var got struct {
+		OK     bool  `json:"ok"`
+		LeftMS int64 `json:"left_ms"`
+	}
+	if err := json.Unmarshal(resp.Body, &got); err != nil {
+		t.Fatalf("%s: %v", resp.Body, err)
+	}
+	// The invocation has InvokeTimeout; the request must end RunGrace
+	// before it, so that the handler can still persist and answer.
+	if max := (lambdatest.InvokeTimeout - lambdaapp.RunGrace).Milliseconds(); !got.OK || got.LeftMS > max {
+		t.Fatalf("request deadline %+v, want at most %d ms left", got, max)
+	}
+}
+
+func TestBound(t *testing.T) {
+	tests := []struct {
+		name     string
+		timeout  time.Duration // 0: no deadline
+		grace    time.Duration
+		maxLeft  time.Duration
+		deadline bool
+	}{
+		{name: "no deadline", grace: time.Second},
+		{name: "long invocation keeps the grace", timeout: time.Hour, grace: 10 * time.Second, maxLeft: time.Hour - 10*time.Second, deadline: true},
+		{name: "short invocation keeps half", timeout: 10 * time.Second, grace: 10 * time.Second, maxLeft: 5 * time.Second, deadline: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			bctx, cancel := lambdaapp.Bound(ctx, tc.grace)
+			defer cancel()
+			d, ok := bctx.Deadline()
+			if ok != tc.deadline {
+				t.Fatalf("deadline set %v, want %v", ok, tc.deadline)
+			}
+			if ok && time.Until(d) > tc.maxLeft {
+				t.Fatalf("%v left, want at most %v", time.Until(d), tc.maxLeft)
+			}
+		})
+	}
+}
+
+func TestStreamClientGoneCancels(t *testing.T) {
+	stopped := make(chan error, 1)
+	fx := lambdatest.New(t, endpoint, testFunc(lambdaapp.Stream,
+		route(http.MethodGet, "/forever", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			s := sse.Start(w)
+			for r.Context().Err() == nil {
+				if err := s.JSON(map[string]string{"type": "content", "content": "x"}); err != nil {
+					// keep going: only the context tells the handler to stop
+					time.Sleep(time.Millisecond)
+				}
+			}
+			stopped <- r.Context().Err()
+		}),
+	), nil)
+	_, body, done := fx.OpenStream("GET", "/forever", nil, "")
+	if _, err := bufio.NewReader(body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	done() // the client goes away: the response stream is closed
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Fatal("handler stopped without a cancelled context")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler's context was not cancelled after its writes failed")
+	}
+}
+
+func TestAPIResponses(t *testing.T) {
+	fx := lambdatest.New(t, endpoint, testFunc(lambdaapp.API,
+		route(http.MethodGet, "/nothing", httpapi.StyleGNS3, func(http.ResponseWriter, *http.Request) {}),
+		route(http.MethodGet, "/panic", httpapi.StyleGNS3, func(http.ResponseWriter, *http.Request) { panic("boom") }),
+		route(http.MethodGet, "/items/{id}", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			httpapi.WriteJSON(w, http.StatusOK, map[string]string{"id": r.PathValue("id"), "q": r.URL.Query().Get("q"), "accept": r.Header.Get("Accept")})
+		}),
+	), nil)
+	if resp := fx.API("GET /nothing", "/nothing", nil, ""); resp.Status != http.StatusOK {
+		t.Errorf("handler writing nothing: status %d, want 200 (not the proxy's 504)", resp.Status)
+	}
+	if resp := fx.API("GET /panic", "/panic", nil, ""); resp.Status != http.StatusInternalServerError || !strings.Contains(string(resp.Body), "Internal server error") {
+		t.Errorf("panic: status %d %s", resp.Status, resp.Body)
+	}
+	// The proxy drops the path parameters of the event: the router finds
+	// them again in the raw path.
+	resp := fx.API("GET /items/{id}", "/items/a%20b?q=x%26y", map[string]string{"Accept": "application/json"}, "")
+	var got map[string]string
+	resp.JSON(t, &got)
+	if got["id"] != "a b" || got["q"] != "x&y" || got["accept"] != "application/json" {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestHandlerErrors(t *testing.T) {
+	f := testFunc(lambdaapp.API, route(http.MethodGet, "/x", httpapi.StyleGNS3, func(http.ResponseWriter, *http.Request) {}))
+	tests := []struct {
+		name string
+		f    lambdaapp.Func
+		env  map[string]string
+		want string
+	}{
+		{name: "single-user mode refused", f: f, env: map[string]string{"JWT_SECRET": ""}, want: "JWT_SECRET (or JWT_SECRET_PARAM"},
+		{name: "invalid configuration", f: f, env: map[string]string{"HEARTBEAT_SECONDS": "soon"}, want: "HEARTBEAT_SECONDS"},
+		{name: "pattern without route", f: lambdaapp.NewFunc("test", lambdaapp.API, f.Build, "GET /y"), want: `no route "GET /y"`},
+		{name: "no routes", f: lambdaapp.NewFunc("test", lambdaapp.API, f.Build), want: "no routes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := tc.f.Handler(context.Background(), lambdatest.Env(endpoint, "t-errors", tc.env), &strings.Builder{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := lambdaapp.Find(nil, "nope"); err == nil {
+		t.Error("Find of an unknown function: no error")
+	}
+}
