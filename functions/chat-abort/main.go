@@ -3,6 +3,6 @@
 // Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/chatfn"
+import "agentchat/internal/lambdaapp/sessionsfn"
 
-func main() { chatfn.Main("chat-abort") }
+func main() { sessionsfn.Main("chat-abort") }

@@ -22,7 +22,7 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 		return nil, nil, fmt.Errorf("build agents: %w", err)
 	}
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
-	ch := chat.New(chat.Options{Runtime: ag.Runtime, Store: base.Store, Heartbeat: base.Config.Heartbeat})
+	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
 		Timeout: base.Config.TurnTimeout + time.Minute})
 	keys := apikeys.New(base.Store, apikeys.Options{})

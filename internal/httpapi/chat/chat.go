@@ -1,7 +1,6 @@
 // Package chat serves the streaming project chat: POST /stream runs one
 // turn of the gns3-copilot agent and encodes its events as the project SSE
-// contract, and POST /sessions/{session_id}/abort stops a running turn on
-// any instance.
+// contract. (Aborting a turn is a session route: package sessions.)
 package chat
 
 import (
@@ -25,11 +24,8 @@ import (
 	"agentchat/internal/store"
 )
 
-// Route paths.
-const (
-	PathStream = "/v3/projects/{project_id}/chat/stream"
-	PathAbort  = "/v3/projects/{project_id}/chat/sessions/{session_id}/abort"
-)
+// PathStream is the path of the stream route.
+const PathStream = "/v3/projects/{project_id}/chat/stream"
 
 // MaxMessageBytes bounds a chat message.
 const MaxMessageBytes = 32 << 10
@@ -41,8 +37,6 @@ const MsgLLMNotConfigured = "LLM configuration not found. Please configure your 
 type Options struct {
 	// Runtime runs turns; needed by the stream route.
 	Runtime *agent.Runtime
-	// Store serves the abort route.
-	Store store.Leases
 	// Heartbeat is the idle gap before a heartbeat event (0: 15s).
 	Heartbeat time.Duration
 	// AgentID is the agent of the project chat (default gns3-copilot).
@@ -65,11 +59,10 @@ func New(o Options) *Handlers {
 	return &Handlers{o: o}
 }
 
-// Routes returns the stream and abort routes.
+// Routes returns the stream route.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Path: PathStream, Handler: h.stream, Project: true},
-		{Method: http.MethodPost, Path: PathAbort, Handler: h.abort, Project: true},
 	}
 }
 
@@ -302,21 +295,4 @@ func (h *Handlers) collect(w http.ResponseWriter, r *http.Request, turn *agent.T
 		status = http.StatusBadGateway
 	}
 	httpapi.WriteJSON(w, status, out)
-}
-
-func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) {
-	k, err := sessions.SessionKey(r)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	if err := h.o.Store.RequestAbort(r.Context(), k); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("Session '%s' not found", k.ThreadID))
-			return
-		}
-		httpapi.Fail(w, r, fmt.Errorf("abort session %s: %w", k.ThreadID, err))
-		return
-	}
-	httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"message": "Abort requested", "session_id": k.ThreadID})
 }

@@ -90,7 +90,7 @@ func newEnv(t *testing.T, heartbeat time.Duration) *env {
 	reg.Register(&agent.Agent{ID: agentID, SystemPrompt: "You are a lab tester.", Skills: []agent.Skill{{Name: "net", Tools: []agent.Tool{pingTool()}}}})
 	e := apitest.New(t, apitest.Options{}, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: res, Logger: discard, AbortPoll: 20 * time.Millisecond, TurnTimeout: 30 * time.Second})
-		ch := chat.New(chat.Options{Runtime: rt, Store: st, Heartbeat: heartbeat, AgentID: agentID})
+		ch := chat.New(chat.Options{Runtime: rt, Heartbeat: heartbeat, AgentID: agentID})
 		return append(ch.Routes(), sessions.New(st, nil, nil).Routes()...)
 	})
 	return &env{Env: e, llm: srv, resolver: res}
@@ -442,7 +442,7 @@ func FuzzStreamBody(f *testing.F) {
 	reg.Register(&agent.Agent{ID: agentID})
 	e := apitest.New(f, apitest.Options{SingleUser: true}, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: llm.NewStaticResolver(newLLMClient(f, srv.BaseURL(), 5*time.Second)), Logger: discard})
-		return chat.New(chat.Options{Runtime: rt, Store: st, AgentID: agentID}).Routes()
+		return chat.New(chat.Options{Runtime: rt, AgentID: agentID}).Routes()
 	})
 	f.Fuzz(func(t *testing.T, body string) {
 		r := e.DoT(t, http.MethodPost, path("/stream"), "", body)

@@ -1,6 +1,7 @@
 // Package sessions serves the session routes of the project chat: list,
-// history, rename, delete, pin and unpin, and the removal of every session
-// of a project.
+// history, rename, delete, pin, unpin and abort (which stops a running
+// turn on any instance through the store's abort flag), and the removal of
+// every session of a project.
 package sessions
 
 import (
@@ -24,6 +25,7 @@ const (
 	PathHistory    = prefix + "/sessions/{session_id}/history"
 	PathSession    = prefix + "/sessions/{session_id}"
 	PathPin        = prefix + "/sessions/{session_id}/pin"
+	PathAbort      = prefix + "/sessions/{session_id}/abort"
 	PathProject    = prefix
 	maxTitleLength = 255
 	defaultLimit   = 50
@@ -69,6 +71,7 @@ func (h *Handlers) Routes() []httpapi.Route {
 		{Method: http.MethodDelete, Path: PathSession, Handler: h.delete, Project: true},
 		{Method: http.MethodPut, Path: PathPin, Handler: h.pin, Project: true},
 		{Method: http.MethodDelete, Path: PathPin, Handler: h.unpin, Project: true},
+		{Method: http.MethodPost, Path: PathAbort, Handler: h.abort, Project: true},
 	}
 }
 
@@ -222,6 +225,21 @@ func (h *Handlers) setPinned(w http.ResponseWriter, r *http.Request, pinned bool
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, SessionView(s))
+}
+
+// abort sets the session's abort flag: the running turn, on whatever
+// instance, stops at its next safe point and ends its stream with done.
+func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) {
+	k, err := SessionKey(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if err := h.store.RequestAbort(r.Context(), k); err != nil {
+		failStore(w, r, k, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"message": "Abort requested", "session_id": k.ThreadID})
 }
 
 func (h *Handlers) removeProject(w http.ResponseWriter, r *http.Request) {

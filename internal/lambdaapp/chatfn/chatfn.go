@@ -1,7 +1,7 @@
-// Package chatfn holds the Lambda functions of the streaming project chat:
+// Package chatfn holds the Lambda function of the streaming project chat:
 // chat-stream (POST /stream, a response-streaming function URL emitting
-// SSE) and chat-abort (POST /sessions/{session_id}/abort, behind the HTTP
-// API, which only sets the abort flag in the store).
+// SSE). chat-abort only sets a store flag, so it lives in sessionsfn and
+// links no LLM client.
 package chatfn
 
 import (
@@ -15,11 +15,10 @@ import (
 	"agentchat/internal/wire/agentwire"
 )
 
-// Funcs returns the chat functions.
+// Funcs returns the chat function.
 func Funcs() []lambdaapp.Func {
 	return []lambdaapp.Func{
 		lambdaapp.NewFunc("chat-stream", lambdaapp.Stream, buildStream, http.MethodPost+" "+chat.PathStream),
-		lambdaapp.NewFunc("chat-abort", lambdaapp.API, buildAbort, http.MethodPost+" "+chat.PathAbort),
 	}
 }
 
@@ -31,9 +30,5 @@ func buildStream(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error)
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}
-	return chat.New(chat.Options{Runtime: ag.Runtime, Store: app.Store, Heartbeat: app.Config.Heartbeat, Logger: app.Logger}).Routes(), nil
-}
-
-func buildAbort(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	return chat.New(chat.Options{Store: app.Store, Logger: app.Logger}).Routes(), nil
+	return chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: app.Config.Heartbeat, Logger: app.Logger}).Routes(), nil
 }

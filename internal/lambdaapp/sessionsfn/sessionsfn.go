@@ -1,5 +1,6 @@
 // Package sessionsfn holds the Lambda functions of the session routes of
-// the project chat (list, history, rename, delete, pin, unpin): API
+// the project chat (list, history, rename, delete, pin, unpin, and
+// chat-abort, which only sets the session's abort flag): API
 // functions that link the store and the router, and no LLM client.
 package sessionsfn
 
@@ -21,6 +22,7 @@ func Funcs() []lambdaapp.Func {
 		lambdaapp.NewFunc("sessions-delete", lambdaapp.API, build, http.MethodDelete+" "+sessions.PathSession),
 		lambdaapp.NewFunc("sessions-pin", lambdaapp.API, build, http.MethodPut+" "+sessions.PathPin),
 		lambdaapp.NewFunc("sessions-unpin", lambdaapp.API, build, http.MethodDelete+" "+sessions.PathPin),
+		lambdaapp.NewFunc("chat-abort", lambdaapp.API, build, http.MethodPost+" "+sessions.PathAbort),
 	}
 }
 

@@ -172,3 +172,23 @@ func TestSessionRoutes(t *testing.T) {
 		})
 	}
 }
+
+func TestChatAbort(t *testing.T) {
+	fx := fixture(t, "chat-abort")
+	ctx := context.Background()
+	k := store.Key{ProjectID: "p1", UserID: "alice", ThreadID: uuid.NewString()}
+	if err := fx.Store.CreateSession(ctx, &store.Session{ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID}); err != nil {
+		t.Fatal(err)
+	}
+	route := "POST " + sessions.PathAbort
+	if resp := fx.API(route, "/v3/projects/p1/chat/sessions/"+k.ThreadID+"/abort", fx.Auth("bob"), ""); resp.Status != http.StatusNotFound {
+		t.Fatalf("abort of another user's session: %d %s", resp.Status, resp.Body)
+	}
+	resp := fx.API(lambdatest.Copilot(route), "/v3/copilot/projects/p1/chat/sessions/"+k.ThreadID+"/abort", fx.Auth("alice"), "")
+	if resp.Status != http.StatusAccepted {
+		t.Fatalf("abort: %d %s", resp.Status, resp.Body)
+	}
+	if ok, err := fx.Store.AbortRequested(ctx, k); err != nil || !ok {
+		t.Fatalf("abort flag %v, %v", ok, err)
+	}
+}
