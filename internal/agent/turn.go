@@ -66,7 +66,9 @@ func (t *Turn) Session() *store.Session { return t.session }
 // belongs to someone else), and takes the session's lease
 // (store.ErrLeaseHeld when a turn is already running). For an existing
 // session this costs one concurrent round trip (the session read and the
-// lease acquisition run in parallel); a new session costs three.
+// lease acquisition run in parallel); a new session one write
+// (store.CreateLeasedSession), after that round trip when the client made
+// its thread id.
 func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if r.o.Store == nil {
 		return nil, errors.New("agent runtime: no store configured")
@@ -90,27 +92,92 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	return t, nil
 }
 
-// open loads or creates the session and acquires its lease.
+// open loads or creates the session and acquires its lease. A new session
+// is created with its lease already held, in one store write. For a
+// client-made thread id, the session read and the lease acquisition run in
+// parallel first; as soon as either finds no session, it is created (so a
+// new session costs two sequential store calls, an existing one one).
 func (t *Turn) open(ctx context.Context) error {
 	st, k := t.r.o.Store, &t.req.Key
 	if k.ThreadID == "" {
 		k.ThreadID = t.r.o.NewID()
-		return t.create(ctx)
+		err := t.create(ctx)
+		if errors.Is(err, store.ErrExists) {
+			return t.loadExisting(ctx, false)
+		}
+		return err
 	}
+	key := *k
 	type got struct {
 		s   *store.Session
 		err error
 	}
 	loaded := make(chan got, 1)
+	leased := make(chan error, 1)
 	go func() {
-		s, err := st.GetSession(ctx, *k)
+		s, err := st.GetSession(ctx, key)
 		loaded <- got{s, err}
 	}()
-	lerr := st.AcquireLease(ctx, *k, t.owner, t.r.o.LeaseTTL) // the slower call starts at once
-	g := <-loaded
-	sess, err := g.s, g.err
+	go func() { leased <- st.AcquireLease(ctx, key, t.owner, t.r.o.LeaseTTL) }()
+
+	// Wait for both, or for the first sign that the session is missing.
+	var (
+		sess       *store.Session
+		gerr, lerr error
+		gotS, gotL bool
+	)
+	waitLoad := func() {
+		if !gotS {
+			g := <-loaded
+			sess, gerr, gotS = g.s, g.err, true
+		}
+	}
+	waitLease := func() {
+		if !gotL {
+			lerr, gotL = <-leased, true
+		}
+	}
+	missing := func() bool {
+		if gotS && errors.Is(gerr, store.ErrNotFound) {
+			return true
+		}
+		// A lease refused for a missing session, unless the read already
+		// found it (then it appeared in between: acquire again below).
+		return gotL && errors.Is(lerr, store.ErrNotFound) && !(gotS && gerr == nil)
+	}
+	for !(gotS && gotL) && !missing() {
+		select {
+		case g := <-loaded:
+			sess, gerr, gotS = g.s, g.err, true
+		case lerr = <-leased:
+			gotL = true
+		}
+	}
+
+	if missing() {
+		cerr := t.create(ctx)
+		// No store call of this turn outlives open: a late AcquireLease
+		// could otherwise land after the turn's release.
+		waitLease()
+		waitLoad()
+		switch {
+		case cerr == nil:
+			// The parallel AcquireLease failed, or ran after the create
+			// and renewed this turn's own lease.
+			return nil
+		case errors.Is(cerr, store.ErrExists):
+			// Created meanwhile, or another user's thread id.
+			return t.loadExisting(ctx, lerr == nil)
+		default:
+			if lerr == nil {
+				t.release()
+			}
+			return cerr
+		}
+	}
+
 	switch {
-	case err == nil:
+	case gerr == nil:
 		t.session = sess
 		if errors.Is(lerr, store.ErrNotFound) {
 			// The session appeared between the two calls.
@@ -120,40 +187,44 @@ func (t *Turn) open(ctx context.Context) error {
 			return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, lerr)
 		}
 		return nil
-	case errors.Is(err, store.ErrNotFound) && errors.Is(lerr, store.ErrNotFound):
-		return t.create(ctx)
-	case errors.Is(err, store.ErrNotFound) && lerr != nil:
-		return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, lerr)
-	default:
-		if lerr == nil {
-			t.release()
-		}
-		return fmt.Errorf("load session %s: %w", k.ThreadID, err)
+	case lerr == nil:
+		t.release()
 	}
+	return fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
 }
 
-// create stores a new session and acquires its lease. A thread id taken
-// by another user is store.ErrNotFound; one created concurrently by the same
-// user is loaded instead.
+// create stores the new session with its lease held by the turn, in one
+// write; store.ErrExists when the thread id is taken.
 func (t *Turn) create(ctx context.Context) error {
-	st, k := t.r.o.Store, t.req.Key
+	k := t.req.Key
 	now := t.r.o.Now().UTC()
 	s := &store.Session{
 		ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID,
 		Title: store.DefaultTitle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{},
 	}
-	err := st.CreateSession(ctx, s)
-	switch {
-	case err == nil:
-		t.session, t.created = s, true
-	case errors.Is(err, store.ErrExists):
-		got, gerr := st.GetSession(ctx, k)
-		if gerr != nil {
-			return fmt.Errorf("create session %s: %w", k.ThreadID, gerr)
-		}
-		t.session = got
-	default:
+	if err := t.r.o.Store.CreateLeasedSession(ctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
 		return fmt.Errorf("create session %s: %w", k.ThreadID, err)
+	}
+	t.session, t.created = s, true
+	return nil
+}
+
+// loadExisting loads a session that create found already there and takes
+// its lease unless held already says the turn has it. A thread id taken by
+// another user is store.ErrNotFound; one created concurrently by the same
+// user is loaded.
+func (t *Turn) loadExisting(ctx context.Context, held bool) error {
+	st, k := t.r.o.Store, t.req.Key
+	s, err := st.GetSession(ctx, k)
+	if err != nil {
+		if held {
+			t.release()
+		}
+		return fmt.Errorf("load session %s: %w", k.ThreadID, err)
+	}
+	t.session = s
+	if held {
+		return nil
 	}
 	if err := st.AcquireLease(ctx, k, t.owner, t.r.o.LeaseTTL); err != nil {
 		return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)

@@ -148,6 +148,12 @@ type Sessions interface {
 	// has a session with that thread id (whoever owns it). Zero timestamps
 	// are set to now; an empty title becomes DefaultTitle.
 	CreateSession(ctx context.Context, s *Session) error
+	// CreateLeasedSession stores a new session as CreateSession does, in
+	// one write, with its turn lease already held by owner until now+ttl
+	// and the abort flag clear, so that a turn on a new session needs no
+	// separate AcquireLease. ErrExists as CreateSession; the existing
+	// session and its lease are then left untouched.
+	CreateLeasedSession(ctx context.Context, s *Session, owner string, ttl time.Duration) error
 	// GetSession returns the session, or ErrNotFound.
 	GetSession(ctx context.Context, k Key) (*Session, error)
 	// ListSessions lists the user's sessions in the project: pinned first,

@@ -52,6 +52,25 @@ const maxUpdateAttempts = 50
 
 // CreateSession implements store.Sessions.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	return s.createSession(ctx, sess, nil)
+}
+
+// CreateLeasedSession implements store.Sessions with one conditional
+// PutItem whose meta item already carries the lease attributes.
+func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration) error {
+	if err := checkLeaseArgs(owner, ttl); err != nil {
+		return fmt.Errorf("create leased session: %w", err)
+	}
+	until := time.Now().Add(ttl).UnixNano()
+	return s.createSession(ctx, sess, func(it item) {
+		it[aLeaseOwner] = avS(owner)
+		it[aLeaseUntil] = avN(until)
+	})
+}
+
+// createSession puts a new meta item for sess, unless the thread exists;
+// lease (if not nil) adds the lease attributes to the item.
+func (s *Store) createSession(ctx context.Context, sess *store.Session, lease func(item)) error {
 	if sess == nil || sess.ProjectID == "" || sess.UserID == "" || sess.ThreadID == "" {
 		return errors.New("create session: project, user and thread ids are required")
 	}
@@ -68,6 +87,9 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	it, err := sessionItem(sess)
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
+	}
+	if lease != nil {
+		lease(it)
 	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),

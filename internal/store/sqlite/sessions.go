@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"agentchat/internal/store"
 )
@@ -87,6 +88,24 @@ func checkKey(k store.Key) error {
 // CreateSession stores a new session; see store.Sessions. It fills the
 // defaults (title, timestamps) into s.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	return s.createSession(ctx, sess, "", "")
+}
+
+// CreateLeasedSession stores a new session whose turn lease is held by
+// owner until now+ttl, with one INSERT; see store.Sessions.
+func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration) error {
+	if owner == "" {
+		return errors.New("create leased session: empty lease owner")
+	}
+	_, until, err := s.leaseUntil(ttl)
+	if err != nil {
+		return fmt.Errorf("create leased session: %w", err)
+	}
+	return s.createSession(ctx, sess, owner, until)
+}
+
+// createSession inserts sess with the given lease columns ("" for none).
+func (s *Store) createSession(ctx context.Context, sess *store.Session, leaseOwner, leaseUntil string) error {
 	if sess == nil {
 		return errors.New("create session: nil session")
 	}
@@ -126,13 +145,11 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		return fmt.Errorf("create session %s: metadata: %w", sess.ThreadID, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (project_id, thread_id) DO NOTHING`,
+		res, err := tx.StmtContext(ctx, s.ws.insertSession).ExecContext(ctx,
 			sess.ProjectID, sess.ThreadID, sess.UserID, title, sess.TitleSetByUser, sess.Pinned,
 			sess.MessageCount, sess.LLMCallsCount, sess.InputTokens, sess.OutputTokens, sess.TotalTokens,
 			sess.Stats.Errors, sess.Stats.AbortedTurns, sess.Stats.Turns, toolCalls, metadata,
-			lastText, createdText, updatedText)
+			lastText, createdText, updatedText, leaseOwner, leaseUntil)
 		if err != nil {
 			return err
 		}

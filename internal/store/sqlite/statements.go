@@ -43,6 +43,7 @@ FROM messages WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq D
 // dedicated *sql.Conn would not help: tx.StmtContext re-prepares those on
 // every call.)
 type writeStmts struct {
+	insertSession *sql.Stmt
 	acquireLease  *sql.Stmt
 	renewLease    *sql.Stmt
 	releaseLease  *sql.Stmt
@@ -56,6 +57,10 @@ type writeStmts struct {
 
 func (w *writeStmts) defs() []stmtDef {
 	return []stmtDef{
+		// A conflict inserts nothing: the caller reports store.ErrExists.
+		{"insert session", &w.insertSession, `INSERT INTO sessions (` + sessionCols + `, lease_owner, lease_until)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (project_id, thread_id) DO NOTHING`},
 		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0
 WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`},
 		{"renew lease", &w.renewLease, `UPDATE sessions SET lease_until = ? WHERE ` + keyWhere + ` AND lease_owner = ?`},

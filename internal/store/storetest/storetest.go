@@ -54,6 +54,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"LargeContent", testLargeContent},
 		{"Lease", testLease},
 		{"LeaseExpiry", testLeaseExpiry},
+		{"CreateLeased", testCreateLeased},
+		{"CreateLeasedDuplicate", testCreateLeasedDuplicate},
+		{"CreateLeasedExpiry", testCreateLeasedExpiry},
+		{"CreateLeasedRace", testCreateLeasedRace},
 		{"Abort", testAbort},
 		{"DeleteSession", testDeleteSession},
 		{"DeleteProject", testDeleteProject},
@@ -1263,6 +1267,180 @@ func testLeaseExpiry(t *testing.T, s store.Store) {
 	acquireEventually(t, s, k, "C")
 	wantErr(t, "RenewLease(B) after C took it", s.RenewLease(ctx, k, "B", time.Minute), store.ErrLeaseLost)
 	noErr(t, "RenewLease(C)", s.RenewLease(ctx, k, "C", time.Minute))
+}
+
+func testCreateLeased(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject()
+	k := newKey(p, "alice")
+	sess := &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID, Metadata: map[string]any{"client": "web"}}
+	noErr(t, "CreateLeasedSession(A)", s.CreateLeasedSession(ctx, sess, "A", time.Minute))
+
+	// The session is a plain new session, listed and usable.
+	got := get(t, s, k)
+	want := &store.Session{
+		ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID, Title: store.DefaultTitle,
+		Metadata: map[string]any{"client": "web"}, CreatedAt: got.CreatedAt, UpdatedAt: got.UpdatedAt,
+	}
+	if d := diffSession(want, got); d != "" {
+		t.Errorf("leased session: %s", d)
+	}
+	if got.CreatedAt.IsZero() || got.UpdatedAt.IsZero() {
+		t.Errorf("leased session times = %v, %v; want now", got.CreatedAt, got.UpdatedAt)
+	}
+	checkSessionTimes(t, got)
+	if ids := threadIDs(listAll(t, s, p, "alice", 10)); !slices.Equal(ids, []string{k.ThreadID}) {
+		t.Errorf("ListSessions after CreateLeasedSession = %v, want [%s]", ids, k.ThreadID)
+	}
+	if msgs := listMsgs(t, s, k, 0); len(msgs) != 0 {
+		t.Errorf("new leased session has %d messages", len(msgs))
+	}
+	if ab, err := s.AbortRequested(ctx, k); err != nil || ab {
+		t.Errorf("AbortRequested on a new leased session = %v, %v; want false", ab, err)
+	}
+
+	// A holds the lease from the start.
+	wantErr(t, "AcquireLease(B) while A holds from creation", s.AcquireLease(ctx, k, "B", time.Minute), store.ErrLeaseHeld)
+	wantErr(t, "RenewLease(B) not held", s.RenewLease(ctx, k, "B", time.Minute), store.ErrLeaseLost)
+	noErr(t, "RenewLease(A)", s.RenewLease(ctx, k, "A", time.Minute))
+	noErr(t, "AcquireLease(A) by its owner", s.AcquireLease(ctx, k, "A", time.Minute))
+	appendMsgs(t, s, k, textMsg(store.RoleUser, "hi"), textMsg(store.RoleAssistant, "hello"))
+	noErr(t, "AddTurnStats", s.AddTurnStats(ctx, k, store.TurnStats{Messages: 2, Turns: 1}))
+	noErr(t, "ReleaseLease(B) not held", s.ReleaseLease(ctx, k, "B"))
+	wantErr(t, "AcquireLease(B) after B's no-op release", s.AcquireLease(ctx, k, "B", time.Minute), store.ErrLeaseHeld)
+	noErr(t, "ReleaseLease(A)", s.ReleaseLease(ctx, k, "A"))
+	wantErr(t, "RenewLease(A) after release", s.RenewLease(ctx, k, "A", time.Minute), store.ErrLeaseLost)
+	noErr(t, "AcquireLease(B) after A released", s.AcquireLease(ctx, k, "B", time.Minute))
+	if got := get(t, s, k); got.MessageCount != 2 || got.Stats.Turns != 1 {
+		t.Errorf("after a turn: %d messages, %d turns; want 2, 1", got.MessageCount, got.Stats.Turns)
+	}
+	if msgs := listMsgs(t, s, k, 0); len(msgs) != 2 {
+		t.Errorf("after a turn: %d stored messages, want 2", len(msgs))
+	}
+
+	// The lease is per session, and another user cannot take it.
+	k2 := newKey(p, "alice")
+	noErr(t, "CreateLeasedSession(B) of another session", s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k2.ThreadID}, "B", time.Minute))
+	wantErr(t, "AcquireLease(A) on the other session", s.AcquireLease(ctx, k2, "A", time.Minute), store.ErrLeaseHeld)
+	wantErr(t, "AcquireLease(B) by another user", s.AcquireLease(ctx, store.Key{ProjectID: p, UserID: "bob", ThreadID: k2.ThreadID}, "B", time.Minute), store.ErrNotFound)
+
+	// Bad lease arguments are errors and create nothing.
+	for _, bad := range []struct {
+		name  string
+		owner string
+		ttl   time.Duration
+	}{{"empty owner", "", time.Minute}, {"zero ttl", "A", 0}, {"negative ttl", "A", -time.Second}} {
+		kb := newKey(p, "alice")
+		err := s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: kb.ThreadID}, bad.owner, bad.ttl)
+		if err == nil {
+			t.Errorf("CreateLeasedSession(%s) succeeded, want an error", bad.name)
+		}
+		_, err = s.GetSession(ctx, kb)
+		wantErr(t, "GetSession after CreateLeasedSession("+bad.name+")", err, store.ErrNotFound)
+	}
+	if err := s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice"}, "A", time.Minute); err == nil {
+		t.Error("CreateLeasedSession without a thread id succeeded, want an error")
+	}
+	if err := s.CreateLeasedSession(ctx, nil, "A", time.Minute); err == nil {
+		t.Error("CreateLeasedSession(nil) succeeded, want an error")
+	}
+}
+
+func testCreateLeasedDuplicate(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject()
+
+	// Over a leased session: ErrExists for anyone, lease and session kept.
+	k := newKey(p, "alice")
+	noErr(t, "CreateLeasedSession(A)", s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID, Title: "first"}, "A", time.Minute))
+	wantErr(t, "CreateLeasedSession(same user, B) over a leased session",
+		s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID, Title: "second"}, "B", time.Minute), store.ErrExists)
+	wantErr(t, "CreateLeasedSession(other user, B) over a leased session",
+		s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "bob", ThreadID: k.ThreadID, Title: "bob's"}, "B", time.Minute), store.ErrExists)
+	wantErr(t, "CreateSession over a leased session",
+		s.CreateSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID, Title: "third"}), store.ErrExists)
+	if got := get(t, s, k); got.Title != "first" || got.UserID != "alice" {
+		t.Errorf("after duplicates: session %q of %q, want %q of alice", got.Title, got.UserID, "first")
+	}
+	wantErr(t, "AcquireLease(B) after B's refused create", s.AcquireLease(ctx, k, "B", time.Minute), store.ErrLeaseHeld)
+	noErr(t, "RenewLease(A) after the refused creates", s.RenewLease(ctx, k, "A", time.Minute))
+	_, err := s.GetSession(ctx, store.Key{ProjectID: p, UserID: "bob", ThreadID: k.ThreadID})
+	wantErr(t, "GetSession(bob, alice's thread)", err, store.ErrNotFound)
+
+	// Over a plain session with a pending abort and no lease: ErrExists,
+	// and the refused create neither takes the lease nor clears the flag.
+	k2 := newKey(p, "alice")
+	create(t, s, k2, func(s *store.Session) { s.Title = "plain" })
+	noErr(t, "RequestAbort", s.RequestAbort(ctx, k2))
+	wantErr(t, "CreateLeasedSession(same user, A) over a plain session",
+		s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k2.ThreadID}, "A", time.Minute), store.ErrExists)
+	wantErr(t, "CreateLeasedSession(other user, A) over a plain session",
+		s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "bob", ThreadID: k2.ThreadID}, "A", time.Minute), store.ErrExists)
+	if ab, err := s.AbortRequested(ctx, k2); err != nil || !ab {
+		t.Errorf("AbortRequested after a refused CreateLeasedSession = %v, %v; want true", ab, err)
+	}
+	wantErr(t, "RenewLease(A) after A's refused create", s.RenewLease(ctx, k2, "A", time.Minute), store.ErrLeaseLost)
+	noErr(t, "AcquireLease(C) after the refused creates", s.AcquireLease(ctx, k2, "C", time.Minute))
+	if got := get(t, s, k2); got.Title != "plain" {
+		t.Errorf("plain session title = %q after refused creates", got.Title)
+	}
+
+	// The same thread id in another project is another session.
+	k3 := store.Key{ProjectID: newProject(), UserID: "bob", ThreadID: k.ThreadID}
+	noErr(t, "CreateLeasedSession(other project)", s.CreateLeasedSession(ctx, &store.Session{ProjectID: k3.ProjectID, UserID: "bob", ThreadID: k3.ThreadID}, "B", time.Minute))
+	wantErr(t, "AcquireLease(B) in the first project while A holds", s.AcquireLease(ctx, k, "B", time.Minute), store.ErrLeaseHeld)
+	wantErr(t, "AcquireLease(A) in the other project while B holds", s.AcquireLease(ctx, k3, "A", time.Minute), store.ErrLeaseHeld)
+}
+
+func testCreateLeasedExpiry(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject()
+	k := newKey(p, "alice")
+	noErr(t, "CreateLeasedSession(A, 50ms)", s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID}, "A", 50*time.Millisecond))
+	acquireEventually(t, s, k, "B")
+	wantErr(t, "RenewLease(A) after B took the expired lease", s.RenewLease(ctx, k, "A", time.Minute), store.ErrLeaseLost)
+	noErr(t, "ReleaseLease(A) after losing it", s.ReleaseLease(ctx, k, "A"))
+	wantErr(t, "AcquireLease(C) while B holds", s.AcquireLease(ctx, k, "C", time.Minute), store.ErrLeaseHeld)
+}
+
+// testCreateLeasedRace creates the same session from several goroutines:
+// exactly one wins, the others get ErrExists, and the winner holds the
+// lease.
+func testCreateLeasedRace(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject()
+	k := newKey(p, "alice")
+	const n = 4
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID}, fmt.Sprintf("owner-%d", i), time.Minute)
+		})
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("CreateLeasedSession succeeded for owners %d and %d", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrExists):
+			t.Errorf("CreateLeasedSession(owner-%d) = %v, want nil or ErrExists", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no CreateLeasedSession succeeded")
+	}
+	for i := range n {
+		err := s.AcquireLease(ctx, k, fmt.Sprintf("owner-%d", i), time.Minute)
+		if i == winner {
+			noErr(t, "AcquireLease(winner)", err)
+		} else {
+			wantErr(t, fmt.Sprintf("AcquireLease(owner-%d) while the winner holds", i), err, store.ErrLeaseHeld)
+		}
+	}
 }
 
 func testAbort(t *testing.T, s store.Store) {
