@@ -1,12 +1,15 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -386,7 +389,11 @@ func TestAppendSkipsDeadAppend(t *testing.T) {
 		t.Errorf("Seq = %d, want %d (after the dead reservation)", got[0].Seq, first[0].Seq+3)
 	}
 	putRaw(t, s, k, first[0].Seq+2, "written too late")
-	if err := s.advance(ctx, k, first[0].Seq, first[0].Seq+2, false); !isConditionFailed(err) {
+	c, err := s.readCommit(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.advance(ctx, k, c.epoch, first[0].Seq, first[0].Seq+2, seqRange{1, 0}); !isConditionFailed(err) {
 		t.Errorf("late commit of the dead append: %v, want a condition failure", err)
 	}
 	for _, limit := range []int{0, 1, 2, 3} {
@@ -402,8 +409,7 @@ func TestAppendSkipsDeadAppend(t *testing.T) {
 			t.Errorf("ListMessages(%d) = %q, want %q", limit, contents(list), want)
 		}
 	}
-	c, err := s.readCommit(ctx, k)
-	if err != nil {
+	if c, err = s.readCommit(ctx, k); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.gaps) != 1 || c.gaps[0] != [2]int64{first[0].Seq + 1, first[0].Seq + 2} {
@@ -418,7 +424,7 @@ func TestFailedAppendVoidsItself(t *testing.T) {
 	var failWrites atomic.Bool
 	errWrite := errors.New("write failed by the test")
 	s := newHookedStore(t, "", func(op string) error {
-		if op == "BatchWriteItem" && failWrites.Load() {
+		if op == "PutItem" && failWrites.Load() {
 			return errWrite
 		}
 		return nil
@@ -558,4 +564,227 @@ func BenchmarkTurnStart(b *testing.B) {
 		}
 		b.ReportMetric(float64(calls.Load())/float64(b.N), "requests/op")
 	})
+}
+
+// stalledStore returns a store on table whose PutItem requests wait, once
+// armed, until release is closed; reached is closed when the first one
+// waits.
+func stalledStore(t *testing.T, table string) (s *Store, arm func(), reached, release chan struct{}) {
+	t.Helper()
+	var armed atomic.Bool
+	var once sync.Once
+	reached, release = make(chan struct{}), make(chan struct{})
+	s = newHookedStore(t, table, func(op string) error {
+		if op == "PutItem" && armed.Load() {
+			once.Do(func() { close(reached) })
+			<-release
+		}
+		return nil
+	})
+	return s, func() { armed.Store(true) }, reached, release
+}
+
+// A stale append, in flight while its session is deleted and created again
+// with the same thread id, can neither overwrite nor join the messages of
+// the new session: its conditional puts fail on (or land beside) the new
+// items, its commit fails on the epoch, and appends of the new session
+// retry past any stray item it left. The new session's messages, large ones
+// included, stay intact.
+func TestStaleAppendAfterRecreate(t *testing.T) {
+	large := func(tag string, size int) string { return tag + strings.Repeat("x", size) }
+	tests := []struct {
+		name string
+		// before runs in the new session before the stale append resumes,
+		// after once it has failed.
+		before, after [][]store.Message
+		// wantSeqs are the seqs of all the new session's messages.
+		wantSeqs []int64
+	}{
+		{
+			name: "new session committed the seqs first",
+			before: [][]store.Message{{
+				{Role: store.RoleUser, Content: "new-1"},
+				{Role: store.RoleTool, Content: large("new-2", 400<<10)}, // one part item
+				{Role: store.RoleAssistant, Content: "new-3"},
+				{Role: store.RoleUser, Content: "new-4"},
+			}},
+			after:    [][]store.Message{{{Role: store.RoleUser, Content: "new-5"}}},
+			wantSeqs: []int64{1, 2, 3, 4, 5},
+		},
+		{
+			name:   "stale items landed first",
+			before: [][]store.Message{{{Role: store.RoleUser, Content: "new-1"}}},
+			after: [][]store.Message{
+				{{Role: store.RoleUser, Content: "new-2"}}, // meets stray seq 2, retries past 3
+				{{Role: store.RoleUser, Content: "new-3"}},
+				{{Role: store.RoleUser, Content: "new-4"}, {Role: store.RoleAssistant, Content: "new-5"}},
+			},
+			wantSeqs: []int64{1, 4, 5, 6, 7},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			table := "t-" + uuid.NewString()
+			stale, arm, reached, release := stalledStore(t, table)
+			s, err := New(t.Context(), Options{TableName: table, Endpoint: endpoint}) // same table, no hook
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.stallTimeout = time.Hour // a wait for a dead range would hang the test
+			s.log = slog.New(slog.DiscardHandler)
+			stale.log = s.log
+			ctx := t.Context()
+			k := createSession(t, s)
+			if _, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "old"}}); err != nil {
+				t.Fatal(err)
+			}
+
+			// The stale append reserves seqs 2..3 of the old session and
+			// stalls before its puts.
+			arm()
+			staleErr := make(chan error, 1)
+			go func() {
+				_, err := stale.AppendMessages(ctx, k, []store.Message{
+					{Role: store.RoleTool, Content: large("stale-1", 700<<10)}, // two part items
+					{Role: store.RoleAssistant, Content: "stale-2"},
+				})
+				staleErr <- err
+			}()
+			<-reached
+			if err := s.DeleteSession(ctx, k); err != nil {
+				t.Fatalf("DeleteSession: %v", err)
+			}
+			if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
+				t.Fatalf("CreateSession again: %v", err)
+			}
+			var want []store.Message
+			appendAll := func(batches [][]store.Message) {
+				for _, b := range batches {
+					got, err := s.AppendMessages(ctx, k, b)
+					if err != nil {
+						t.Fatalf("AppendMessages in the new session: %v", err)
+					}
+					want = append(want, got...)
+				}
+			}
+			appendAll(tc.before)
+			close(release)
+			if err := <-staleErr; !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("stale append: %v, want ErrNotFound", err)
+			}
+			appendAll(tc.after)
+
+			got, err := s.ListMessages(ctx, k, 0)
+			if err != nil {
+				t.Fatalf("ListMessages: %v", err)
+			}
+			if len(got) != len(want) || len(got) != len(tc.wantSeqs) {
+				t.Fatalf("ListMessages: %d messages, want %d (%d returned by the appends)", len(got), len(tc.wantSeqs), len(want))
+			}
+			for i := range got {
+				if got[i].Seq != tc.wantSeqs[i] || want[i].Seq != tc.wantSeqs[i] || got[i].ID != want[i].ID || got[i].Content != want[i].Content {
+					t.Errorf("message %d: seq %d (appended as %d), %.8q; want seq %d, %.8q",
+						i, got[i].Seq, want[i].Seq, got[i].Content, tc.wantSeqs[i], want[i].Content)
+				}
+			}
+			// The committed items themselves are the new session's.
+			for _, it := range scan(t, s) {
+				if getS(it, attrPK) != sessionPK(k.ProjectID, k.ThreadID) || getS(it, attrSK) == metaSK {
+					continue
+				}
+				seq, part, _ := parseMsgSK(getS(it, attrSK))
+				if part > 0 || !slices.Contains(tc.wantSeqs, seq) {
+					continue
+				}
+				if strings.HasPrefix(getS(it, mContent), "stale") || strings.HasPrefix(string(getB(it, mBody)), `{"content":"stale`) {
+					t.Errorf("committed item %s holds the stale append's message", getS(it, attrSK))
+				}
+			}
+		})
+	}
+}
+
+// A conditional put finding an item of its own append (a put the SDK
+// retried after a lost answer) is no conflict; one of another append is,
+// and leaves that item as it was.
+func TestPutMessageItemConflict(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	k := createSession(t, s)
+	pk := sessionPK(k.ProjectID, k.ThreadID)
+	items, err := messageItems(pk, "w1", store.Message{Seq: 7, ID: "m", Role: store.RoleUser, Content: "first", CreatedAt: now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := messageItems(pk, "w2", store.Message{Seq: 7, ID: "m2", Role: store.RoleUser, Content: "second", CreatedAt: now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name         string
+		it           item
+		wid          string
+		wantConflict bool
+	}{
+		{"new key", items[0], "w1", false},
+		{"own item again", items[0], "w1", false},
+		{"other append's item", other[0], "w2", true},
+	} {
+		conflict, err := s.putMessageItem(ctx, c.it, c.wid)
+		if err != nil || conflict != c.wantConflict {
+			t.Errorf("%s: conflict %v, error %v; want conflict %v", c.name, conflict, err, c.wantConflict)
+		}
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: keyOf(pk, msgSK(7)), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if getS(out.Item, mContent) != "first" || getS(out.Item, mWriter) != "w1" {
+		t.Errorf("item after the conflicting put: content %q by %q, want the first one", getS(out.Item, mContent), getS(out.Item, mWriter))
+	}
+}
+
+// The reader takes only the part items written by the append that wrote
+// the message item: a stray part of another append is ignored when the
+// message does not use its number and makes the read fail when it does
+// (conditional puts keep that from happening to a committed message).
+func TestCollectorPartWriters(t *testing.T) {
+	pk := sessionPK("p", "t")
+	content := strings.Repeat("y", 400<<10) // body in two chunks: one part item
+	items, err := messageItems(pk, "w", store.Message{Seq: 1, ID: "m", Role: store.RoleTool, Content: content, CreatedAt: now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 2 {
+		t.Fatalf("%d items, want a message and one part", len(items))
+	}
+	msg, part := items[0], items[1]
+	stray := func(n int) item {
+		it := keyOf(pk, partSK(1, n))
+		it[mWriter] = avS("stale")
+		// The chunk of another message of the same shape: it would decode.
+		it[mBody] = &types.AttributeValueMemberB{Value: bytes.ReplaceAll(getB(part, mBody), []byte("y"), []byte("z"))}
+		return it
+	}
+	for _, tc := range []struct {
+		name    string
+		items   []item // descending, as the query returns them
+		wantErr bool
+	}{
+		{"own parts", []item{part, msg}, false},
+		{"stray part beyond the message's", []item{stray(2), part, msg}, false},
+		{"stray part in place of the message's", []item{stray(1), msg}, true},
+	} {
+		col := newCollector(commitState{seq: 1}, 0)
+		for _, it := range tc.items {
+			col.add(it)
+		}
+		got := col.result()
+		switch {
+		case tc.wantErr && col.broken == nil:
+			t.Errorf("%s: read %d messages, want an error", tc.name, len(got))
+		case !tc.wantErr && (col.broken != nil || len(got) != 1 || got[0].Content != content):
+			t.Errorf("%s: %d messages, error %v; want the message intact", tc.name, len(got), col.broken)
+		}
+	}
 }

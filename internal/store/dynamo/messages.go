@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,20 +25,35 @@ import (
 // The meta item of a session holds two counters: msg_reserved, the last
 // sequence number handed out, and msg_seq, the commit marker: messages with
 // a seq above msg_seq are invisible. It also holds msg_gaps, the ranges of
-// sequence numbers that were voided (see step 4); they stay invisible.
+// sequence numbers that were voided; they stay invisible. And it holds
+// msg_epoch, a random id of this incarnation of the thread id: a session
+// deleted and created again with the same (client-chosen) id starts its
+// counters at 0 again under a new epoch.
 //
-//  1. Reserve: UpdateItem ADD msg_reserved :n (conditioned on the session
-//     and its owner) returns the new value last; the append owns the seqs
-//     first = last-n+1 .. last. ADD is atomic, so concurrent appends get
-//     disjoint ranges and never race for an item.
-//  2. Write: the message items (and the parts of large messages) are put
-//     with BatchWriteItem, unprocessed items retried with backoff. Nobody
-//     else writes these keys, so the puts need no condition; they are
-//     invisible until committed.
-//  3. Commit: UpdateItem SET msg_seq = :last IF msg_seq = :first-1. Ranges
-//     commit in reservation order; while an earlier range is uncommitted
-//     the condition fails and the append polls (the faster the closer it is to the head) until the
-//     marker reaches first-1. All of a range becomes visible at once.
+//  1. Reserve: UpdateItem ADD msg_reserved :n, SET msg_epoch =
+//     if_not_exists(msg_epoch, :new) (conditioned on the session's owner)
+//     returns the new msg_reserved, last, and the epoch; the append owns
+//     the seqs first = last-n+1 .. last. ADD is atomic, so concurrent
+//     appends of one incarnation get disjoint ranges.
+//  2. Write: every message item (and every part item of a large message)
+//     is put with PutItem IF attribute_not_exists(SK), all of them in
+//     parallel (at most putConcurrency at once), so the step costs one
+//     round trip like a batch write. An item is tagged with the id of the
+//     append that wrote it (wid). Within one incarnation nobody else
+//     writes these keys, but an append that was in flight when its session
+//     was deleted (a stale append) may still put items at seqs that the
+//     re-created session hands out again. The condition keeps it from
+//     overwriting anything: a put that finds an item of another wid (one of
+//     our own, from a put the SDK retried after a lost answer, counts as
+//     written) is a conflict (see 5).
+//  3. Commit: UpdateItem SET msg_seq = :last IF msg_seq = :first-1 AND
+//     msg_epoch = :epoch. Ranges commit in reservation order; while an
+//     earlier range is uncommitted the condition fails and the append polls
+//     (the faster the closer it is to the head) until the marker reaches
+//     first-1. All of a range becomes visible at once, and a committed seq
+//     holds the items its committer wrote. The epoch keeps a stale append
+//     from committing (or voiding) anything in the re-created session; it
+//     finds the epoch changed and reports store.ErrNotFound.
 //  4. Skip a dead range: when msg_seq has not moved for the stall timeout,
 //     the earlier append is presumed dead (a crashed process). The waiter
 //     then sets msg_seq from the value it saw to first-1 and, in the same
@@ -45,6 +61,14 @@ import (
 //     dead (or merely very slow) append may still write stay invisible.
 //     Such an append finds msg_seq at or past its range and reports an
 //     error; the caller never sees a half-written append.
+//  5. Conflict: an append whose put met another append's item voids its
+//     range (waiting for its turn as in 3, then msg_seq = last with the
+//     range added to msg_gaps), finds the highest message seq present, h,
+//     and starts again from 1 with a reservation that reaches past h: it
+//     adds n + max(0, h - last) and uses only the top n seqs, the skipped
+//     seqs below being added to msg_gaps by its commit. So the stray items
+//     of a stale append cost one retry, and they never become visible.
+//     After maxAppendAttempts conflicts the append fails.
 //
 // An append that fails after step 1 (write error, cancelled context) voids
 // its own range at once when it is the next to commit, so later appends do
@@ -61,8 +85,15 @@ import (
 // A message larger than the item limit allows (about 350 KB) is stored as
 // its JSON body cut into 300 KB binary chunks: the first on the message
 // item (with the number of parts), the others on part items MSG#{seq}#P{n},
-// all written in step 2 and tagged with the id of the append (wid), so that
-// parts left over from a deleted session of the same id are never mixed in.
+// all put conditionally in step 2. Readers take only the parts whose wid is
+// the message item's; since every put is conditional, a committed message
+// has all its parts, and a stray part of another append (a stale one's, at
+// a number the message does not use) is ignored.
+//
+// (An earlier version wrote the items with an unconditional BatchWriteItem
+// and relied on wid for parts only, so a stale append could overwrite the
+// committed messages of a re-created session with the same thread id, and
+// its commit, conditioned on msg_seq alone, could even succeed there.)
 
 // Attributes of message items.
 const (
@@ -92,6 +123,14 @@ const (
 	maxPoll  = 50 * time.Millisecond
 )
 
+// putConcurrency bounds the PutItem requests an append has in flight (the
+// SDK's transport keeps 10 idle connections per host).
+const putConcurrency = 10
+
+// maxAppendAttempts bounds the reservations of an append whose items meet
+// items of other appends (step 5).
+const maxAppendAttempts = 4
+
 // abandonTimeout bounds the cleanup of a failed append.
 const abandonTimeout = 5 * time.Second
 
@@ -106,6 +145,14 @@ type largeBody struct {
 	ToolCallID string           `json:"tool_call_id,omitempty"`
 	ToolCalls  []store.ToolCall `json:"tool_calls,omitempty"`
 	Metadata   map[string]any   `json:"metadata,omitempty"`
+}
+
+// span is a reserved range of seqs: first..last, of which the messages
+// take use..last; first..use-1 were reserved only to skip stray items and
+// are voided by the commit.
+type span struct {
+	epoch            string
+	first, use, last int64
 }
 
 // AppendMessages implements store.Messages with the protocol above: three
@@ -138,10 +185,67 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 		return out, nil
 	}
 
-	// 1. Reserve.
 	n := int64(len(msgs))
+	pk := sessionPK(k.ProjectID, k.ThreadID)
+	var skip int64
+	for attempt := 1; ; attempt++ {
+		// 1. Reserve.
+		sp, err := s.reserve(ctx, k, n, skip)
+		if err != nil {
+			return nil, fmt.Errorf("append messages: %w", err)
+		}
+
+		// 2. Write.
+		wid := uuid.NewString()
+		var items []item
+		for i := range out {
+			out[i].Seq = sp.use + int64(i)
+			its, err := messageItems(pk, wid, out[i])
+			if err != nil {
+				s.abandon(ctx, k, sp)
+				return nil, fmt.Errorf("append messages to %s: message %d: %w", k.ThreadID, i, err)
+			}
+			items = append(items, its...)
+		}
+		conflict, err := s.putMessageItems(ctx, items, wid)
+		if err != nil {
+			s.abandon(ctx, k, sp)
+			return nil, fmt.Errorf("append messages to %s: write: %w", k.ThreadID, err)
+		}
+
+		if !conflict {
+			// 3. Commit (4. skipping dead ranges on the way).
+			if err := s.settle(ctx, k, sp, false); err != nil {
+				return nil, fmt.Errorf("append messages to %s: %w", k.ThreadID, err)
+			}
+			return out, nil
+		}
+
+		// 5. Void the range and reserve past the stray items.
+		if err := s.settle(ctx, k, sp, true); err != nil {
+			return nil, fmt.Errorf("append messages to %s: void a range holding items of another append: %w", k.ThreadID, err)
+		}
+		if attempt >= maxAppendAttempts {
+			return nil, fmt.Errorf("append messages to %s: %d reservations met items of other appends (of a deleted session with the same id?)", k.ThreadID, attempt)
+		}
+		h, err := s.highestSeq(ctx, pk)
+		if err != nil {
+			return nil, fmt.Errorf("append messages to %s: %w", k.ThreadID, err)
+		}
+		skip = max(0, h-sp.last)
+		s.log.WarnContext(ctx, "dynamo: message append met items of another append; retrying past them",
+			"session", k.ThreadID, "first", sp.first, "last", sp.last, "highest", h, "attempt", attempt)
+	}
+}
+
+// reserve hands out n seqs, after skip more that the append will not use
+// (step 1 of the protocol), and returns them with the session's epoch,
+// which it sets if the session has none yet.
+func (s *Store) reserve(ctx context.Context, k store.Key, n, skip int64) (span, error) {
 	e := newExpr()
-	e.add(aMsgReserved, avN(n))
+	e.add(aMsgReserved, avN(n+skip))
+	ep := e.n(aMsgEpoch)
+	e.setRaw(ep + " = if_not_exists(" + ep + ", " + e.v(avS(uuid.NewString())) + ")")
 	res, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
@@ -152,87 +256,183 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 		ReturnValues:              types.ReturnValueUpdatedNew,
 	})
 	if isConditionFailed(err) {
-		return nil, fmt.Errorf("append messages: session %s: %w", k.ThreadID, store.ErrNotFound)
+		return span{}, fmt.Errorf("session %s: %w", k.ThreadID, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
+		return span{}, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
 	}
 	last, err := getN(res.Attributes, aMsgReserved)
 	if err != nil {
-		return nil, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
+		return span{}, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
 	}
-	first := last - n + 1
-
-	// 2. Write.
-	pk := sessionPK(k.ProjectID, k.ThreadID)
-	wid := uuid.NewString()
-	var reqs []types.WriteRequest
-	for i := range out {
-		out[i].Seq = first + int64(i)
-		items, err := messageItems(pk, wid, out[i])
+	sp := span{epoch: getS(res.Attributes, aMsgEpoch), first: last - n - skip + 1, use: last - n + 1, last: last}
+	if sp.epoch == "" {
+		// Not returned (an unchanged attribute): read it.
+		c, err := s.readCommit(ctx, k)
 		if err != nil {
-			s.abandon(ctx, k, first, last)
-			return nil, fmt.Errorf("append messages to %s: message %d: %w", k.ThreadID, i, err)
+			return span{}, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
 		}
-		for _, it := range items {
-			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		if c.epoch == "" {
+			return span{}, fmt.Errorf("append messages to %s: reserve: session has no %s", k.ThreadID, aMsgEpoch)
 		}
+		sp.epoch = c.epoch
 	}
-	if err := s.batchWrite(ctx, reqs); err != nil {
-		if s.abandon(ctx, k, first, last) {
-			return out, nil
-		}
-		return nil, fmt.Errorf("append messages to %s: write: %w", k.ThreadID, err)
-	}
-
-	// 3. Commit (4. skipping dead ranges on the way).
-	if err := s.commit(ctx, k, first, last); err != nil {
-		return nil, fmt.Errorf("append messages to %s: %w", k.ThreadID, err)
-	}
-	return out, nil
+	return sp, nil
 }
 
-// commit advances msg_seq from first-1 to last, waiting for earlier
-// appends and skipping a dead one after the stall timeout.
-func (s *Store) commit(ctx context.Context, k store.Key, first, last int64) error {
+// putMessageItems puts the items, each only if its key holds no item, at most
+// putConcurrency at once (step 2 of the protocol). It reports a conflict
+// when a key holds an item of another append (wid); after a conflict or an
+// error it starts no more puts.
+func (s *Store) putMessageItems(ctx context.Context, items []item, wid string) (conflict bool, err error) {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		failed   bool
+		firstErr error
+	)
+	sem := make(chan struct{}, putConcurrency)
+	for _, it := range items {
+		sem <- struct{}{}
+		mu.Lock()
+		stop := failed
+		mu.Unlock()
+		if stop {
+			<-sem
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c, err := s.putMessageItem(ctx, it, wid)
+			if !c && err == nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			failed = true
+			conflict = conflict || c
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	return conflict, firstErr
+}
+
+// putMessageItem puts it if its key holds no item; it reports a conflict when
+// the key holds an item of another append than wid (one of wid's own is
+// left by a put the SDK retried after its answer was lost).
+func (s *Store) putMessageItem(ctx context.Context, it item, wid string) (conflict bool, err error) {
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           aws.String(s.table),
+		Item:                                it,
+		ConditionExpression:                 aws.String("attribute_not_exists(#sk)"),
+		ExpressionAttributeNames:            map[string]string{"#sk": attrSK},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err == nil {
+		return false, nil
+	}
+	sk := getS(it, attrSK)
+	var cf *types.ConditionalCheckFailedException
+	if !errors.As(err, &cf) {
+		return false, fmt.Errorf("put %s: %w", sk, err)
+	}
+	old := cf.Item
+	if old == nil { // not returned (DynamoDB emulators): read it
+		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName:                aws.String(s.table),
+			Key:                      keyOf(getS(it, attrPK), sk),
+			ConsistentRead:           aws.Bool(true),
+			ProjectionExpression:     aws.String("#w"),
+			ExpressionAttributeNames: map[string]string{"#w": mWriter},
+		})
+		if err != nil {
+			return false, fmt.Errorf("put %s: read the item in the way: %w", sk, err)
+		}
+		old = out.Item
+	}
+	return getS(old, mWriter) != wid, nil
+}
+
+// highestSeq returns the seq of the last message or part item of the
+// partition pk (0 if none).
+func (s *Store) highestSeq(ctx context.Context, pk string) (int64, error) {
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :msg)"),
+		ProjectionExpression:      aws.String("#sk"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
+		ExpressionAttributeValues: item{":pk": avS(pk), ":msg": avS(msgPrefix)},
+		ScanIndexForward:          aws.Bool(false),
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(1),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("find the last message item: %w", err)
+	}
+	if len(out.Items) == 0 {
+		return 0, nil
+	}
+	seq, _, ok := parseMsgSK(getS(out.Items[0], attrSK))
+	if !ok {
+		return 0, fmt.Errorf("find the last message item: bad key %q", getS(out.Items[0], attrSK))
+	}
+	return seq, nil
+}
+
+// settle advances msg_seq from sp.first-1 to sp.last, waiting for earlier
+// appends and skipping a dead one after the stall timeout. It commits sp
+// (voiding only its unused prefix), or with void voids all of it.
+func (s *Store) settle(ctx context.Context, k store.Key, sp span, void bool) error {
+	gap := seqRange{sp.first, sp.use - 1}
+	if void {
+		gap.hi = sp.last
+	}
 	seen, progressAt := int64(-1), time.Now()
 	for {
-		err := s.advance(ctx, k, first-1, last, false)
+		err := s.advance(ctx, k, sp.epoch, sp.first-1, sp.last, gap)
 		if err == nil {
 			return nil
 		}
 		if !isConditionFailed(err) {
-			if s.abandon(ctx, k, first, last) {
+			if s.abandon(ctx, k, sp) && !void {
 				return nil
 			}
 			return fmt.Errorf("commit: %w", err)
 		}
 		c, err := s.readCommit(ctx, k)
+		if err == nil && c.epoch != sp.epoch {
+			err = fmt.Errorf("session %s was deleted (and created again): %w", k.ThreadID, store.ErrNotFound)
+		}
 		if err != nil {
-			if !errors.Is(err, store.ErrNotFound) && s.abandon(ctx, k, first, last) {
+			if !errors.Is(err, store.ErrNotFound) && s.abandon(ctx, k, sp) && !void {
 				return nil
 			}
 			return fmt.Errorf("commit: %w", err)
 		}
 		switch {
-		case c.seq >= first:
-			if c.seq >= last && !c.voided(first) {
-				return nil // committed by an earlier attempt whose answer was lost
+		case c.seq >= sp.first:
+			if void || (c.seq >= sp.last && !c.voided(sp.last)) {
+				// Voided by a later append, or committed or voided by an
+				// earlier attempt whose answer was lost.
+				return nil
 			}
 			return errAppendSkipped
-		case c.seq == first-1:
+		case c.seq == sp.first-1:
 			continue // the earlier append committed meanwhile: our turn
 		}
 		if c.seq != seen {
 			seen, progressAt = c.seq, time.Now()
 		} else if time.Since(progressAt) >= s.stallTimeout {
-			err := s.advance(ctx, k, seen, first-1, true)
+			err := s.advance(ctx, k, sp.epoch, seen, sp.first-1, seqRange{seen + 1, sp.first - 1})
 			switch {
 			case err == nil:
 				s.log.WarnContext(ctx, "dynamo: skipped a stalled message append",
-					"session", k.ThreadID, "first", seen+1, "last", first-1, "stalled", s.stallTimeout)
+					"session", k.ThreadID, "first", seen+1, "last", sp.first-1, "stalled", s.stallTimeout)
 			case !isConditionFailed(err):
-				if s.abandon(ctx, k, first, last) {
+				if s.abandon(ctx, k, sp) && !void {
 					return nil
 				}
 				return fmt.Errorf("commit: skip stalled append: %w", err)
@@ -242,9 +442,9 @@ func (s *Store) commit(ctx context.Context, k store.Key, first, last int64) erro
 		// Poll the faster the closer the append is to the head of the
 		// queue: the next in line reacts quickly, the others load the
 		// table little.
-		wait := min(time.Duration(first-1-seen)*pollStep, maxPoll)
+		wait := min(time.Duration(sp.first-1-seen)*pollStep, maxPoll)
 		if err := sleep(ctx, wait/2+rand.N(wait/2+1)); err != nil {
-			if s.abandon(ctx, k, first, last) {
+			if s.abandon(ctx, k, sp) && !void {
 				return nil
 			}
 			return fmt.Errorf("commit: wait for earlier appends: %w", err)
@@ -252,18 +452,23 @@ func (s *Store) commit(ctx context.Context, k store.Key, first, last int64) erro
 	}
 }
 
-// advance sets msg_seq from `from` to `to` if it is still `from`; with void
-// it also records from+1..to as a gap.
-func (s *Store) advance(ctx context.Context, k store.Key, from, to int64, void bool) error {
+// seqRange is an inclusive range of seqs; empty when lo > hi.
+type seqRange struct{ lo, hi int64 }
+
+// advance sets msg_seq from `from` to `to` if it is still `from` and the
+// session's epoch is still epoch; a non-empty gap is added to msg_gaps.
+func (s *Store) advance(ctx context.Context, k store.Key, epoch string, from, to int64, gap seqRange) error {
 	e := newExpr()
 	e.set(aMsgSeq, avN(to))
-	if void {
+	if gap.lo <= gap.hi {
 		gaps := e.n(aMsgGaps)
 		empty := e.v(&types.AttributeValueMemberL{Value: []types.AttributeValue{}})
-		gap := e.v(&types.AttributeValueMemberL{Value: []types.AttributeValue{avS(formatSeqRange(from+1, to))}})
-		e.setRaw(gaps + " = list_append(if_not_exists(" + gaps + ", " + empty + "), " + gap + ")")
+		g := e.v(&types.AttributeValueMemberL{Value: []types.AttributeValue{avS(formatSeqRange(gap.lo, gap.hi))}})
+		e.setRaw(gaps + " = list_append(if_not_exists(" + gaps + ", " + empty + "), " + g + ")")
 	}
-	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) + " AND " + e.n(aMsgSeq) + " = " + e.v(avN(from))
+	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) +
+		" AND " + e.n(aMsgEpoch) + " = " + e.v(avS(epoch)) +
+		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(from))
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
@@ -275,24 +480,26 @@ func (s *Store) advance(ctx context.Context, k store.Key, from, to int64, void b
 	return err
 }
 
-// abandon voids the reserved range first..last of a failed append when it
-// is the next to commit (otherwise a later append skips it after the stall
-// timeout). It reports whether the range turned out to be committed, by a
-// commit request that was in flight when the failure was seen.
-func (s *Store) abandon(ctx context.Context, k store.Key, first, last int64) (committed bool) {
+// abandon voids the reserved range of a failed append when it is the next
+// to commit (otherwise a later append skips it after the stall timeout). It
+// reports whether the range turned out to be committed, by a commit request
+// that was in flight when the failure was seen.
+func (s *Store) abandon(ctx context.Context, k store.Key, sp span) (committed bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
-	err := s.advance(ctx, k, first-1, last, true)
+	err := s.advance(ctx, k, sp.epoch, sp.first-1, sp.last, seqRange{sp.first, sp.last})
 	if err == nil {
 		return false
 	}
 	if !isConditionFailed(err) {
 		s.log.WarnContext(ctx, "dynamo: could not void a failed message append",
-			"session", k.ThreadID, "first", first, "last", last, "error", err)
+			"session", k.ThreadID, "first", sp.first, "last", sp.last, "error", err)
 		return false
 	}
 	c, err := s.readCommit(ctx, k)
-	return err == nil && c.seq >= last && !c.voided(first)
+	// A commit records at most an unused prefix of the range as a gap; a
+	// void (ours or a later append's) covers sp.last.
+	return err == nil && c.epoch == sp.epoch && c.seq >= sp.last && !c.voided(sp.last)
 }
 
 // formatSeqRange encodes a voided seq range as "first-last".
@@ -300,15 +507,17 @@ func formatSeqRange(first, last int64) string {
 	return strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 }
 
-// commitState is the commit marker and the voided ranges of a session.
+// commitState is the commit marker, the voided ranges and the epoch of a
+// session.
 type commitState struct {
-	seq  int64
-	gaps [][2]int64
+	seq   int64
+	gaps  [][2]int64
+	epoch string
 }
 
 // readCommit reads the commit state (strongly consistent).
 func (s *Store) readCommit(ctx context.Context, k store.Key) (commitState, error) {
-	it, err := s.readMeta(ctx, k, aMsgSeq, aMsgGaps)
+	it, err := s.readMeta(ctx, k, aMsgSeq, aMsgGaps, aMsgEpoch)
 	if err != nil {
 		return commitState{}, err
 	}
@@ -316,7 +525,7 @@ func (s *Store) readCommit(ctx context.Context, k store.Key) (commitState, error
 }
 
 func commitFromItem(it item) (commitState, error) {
-	var c commitState
+	c := commitState{epoch: getS(it, aMsgEpoch)}
 	var err error
 	if c.seq, err = getN(it, aMsgSeq); err != nil {
 		return c, err

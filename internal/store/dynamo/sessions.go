@@ -41,6 +41,7 @@ const (
 	aMsgSeq      = "msg_seq"      // commit marker: last visible message seq
 	aMsgReserved = "msg_reserved" // last reserved message seq
 	aMsgGaps     = "msg_gaps"     // list of "first-last" voided seq ranges
+	aMsgEpoch    = "msg_epoch"    // id of this incarnation of the thread id, set by the first append
 	aLeaseOwner  = "lease_owner"
 	aLeaseUntil  = "lease_until" // unix nanoseconds
 	aAbort       = "abort"
