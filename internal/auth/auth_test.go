@@ -278,14 +278,24 @@ func TestAuthenticateWithoutKeyStore(t *testing.T) {
 }
 
 func TestSingleUser(t *testing.T) {
-	a, err := NewAuthenticator(nil, &memKeys{}, clock)
+	keys := &memKeys{}
+	a, err := NewAuthenticator(nil, keys, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !a.SingleUser() || a.Verifier() != nil {
 		t.Fatal("nil secret must select single-user mode")
 	}
-	key, _, _, _ := GenerateAPIKey()
+	key, prefix, hash, _ := GenerateAPIKey()
+	_ = keys.CreateAPIKey(context.Background(), &store.APIKey{ID: "k1", UserID: LocalUserID, Hash: hash, Prefix: prefix})
+	revoked, rprefix, rhash, _ := GenerateAPIKey()
+	_ = keys.CreateAPIKey(context.Background(), &store.APIKey{ID: "k2", UserID: LocalUserID, Hash: rhash, Prefix: rprefix, RevokedAt: clock().Add(-time.Minute)})
+	unknown, _, _, _ := GenerateAPIKey()
+	for _, bad := range []string{revoked, unknown} {
+		if _, err := a.Authenticate(context.Background(), "Bearer "+bad); !errors.Is(err, ErrInvalidCredentials) {
+			t.Errorf("single-user mode accepted a revoked or unknown key: %v", err)
+		}
+	}
 	tests := []struct {
 		header, token string
 	}{

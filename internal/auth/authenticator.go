@@ -70,7 +70,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorizationHeader st
 	header := strings.TrimSpace(authorizationHeader)
 	if a.SingleUser() {
 		id := Identity{UserID: LocalUserID, Via: ViaLocal}
-		if tok, err := bearer(header); err == nil && !IsAPIKey(tok) {
+		tok, err := bearer(header)
+		switch {
+		case err != nil:
+		case IsAPIKey(tok):
+			// No credential is needed here, but a key that is presented
+			// must be valid: a revoked or expired key never works.
+			if _, err := a.lookupKey(ctx, tok); err != nil {
+				return Identity{}, err
+			}
+		default:
 			id.Token = tok
 		}
 		return id, nil
@@ -118,32 +127,41 @@ func bearer(header string) (string, error) {
 
 // apiKey authenticates an "ack_" credential.
 func (a *Authenticator) apiKey(ctx context.Context, secret string) (Identity, error) {
-	if !wellFormedAPIKey(secret) {
-		return Identity{}, fmt.Errorf("%w: malformed api key", ErrInvalidCredentials)
-	}
-	if a.keys == nil {
-		return Identity{}, fmt.Errorf("%w: api keys are not enabled", ErrInvalidCredentials)
-	}
-	hash := HashAPIKey(secret)
-	k, err := a.keys.APIKeyByHash(ctx, hash)
-	if errors.Is(err, store.ErrNotFound) {
-		return Identity{}, fmt.Errorf("%w: unknown api key", ErrInvalidCredentials)
-	}
+	k, err := a.lookupKey(ctx, secret)
 	if err != nil {
-		return Identity{}, fmt.Errorf("look up api key: %w", err)
-	}
-	now := a.now()
-	switch {
-	case k.Hash != hash || k.UserID == "":
-		return Identity{}, fmt.Errorf("%w: unknown api key", ErrInvalidCredentials)
-	case !k.RevokedAt.IsZero():
-		return Identity{}, fmt.Errorf("%w: api key %s revoked", ErrInvalidCredentials, k.ID)
-	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-		return Identity{}, fmt.Errorf("%w: api key %s expired", ErrInvalidCredentials, k.ID)
+		return Identity{}, err
 	}
 	tok, err := a.jwt.Issue(k.UserID, DefaultForwardTTL)
 	if err != nil {
 		return Identity{}, fmt.Errorf("api key %s: %w", k.ID, err)
 	}
 	return Identity{UserID: k.UserID, Token: tok, Via: ViaAPIKey}, nil
+}
+
+// lookupKey returns the active key whose secret is secret.
+func (a *Authenticator) lookupKey(ctx context.Context, secret string) (*store.APIKey, error) {
+	if !wellFormedAPIKey(secret) {
+		return nil, fmt.Errorf("%w: malformed api key", ErrInvalidCredentials)
+	}
+	if a.keys == nil {
+		return nil, fmt.Errorf("%w: api keys are not enabled", ErrInvalidCredentials)
+	}
+	hash := HashAPIKey(secret)
+	k, err := a.keys.APIKeyByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: unknown api key", ErrInvalidCredentials)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up api key: %w", err)
+	}
+	now := a.now()
+	switch {
+	case k.Hash != hash || k.UserID == "":
+		return nil, fmt.Errorf("%w: unknown api key", ErrInvalidCredentials)
+	case !k.RevokedAt.IsZero():
+		return nil, fmt.Errorf("%w: api key %s revoked", ErrInvalidCredentials, k.ID)
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return nil, fmt.Errorf("%w: api key %s expired", ErrInvalidCredentials, k.ID)
+	}
+	return k, nil
 }

@@ -13,13 +13,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
+	"agentchat/internal/logctx"
 )
 
 // Authenticator turns an Authorization header into an identity.
@@ -54,9 +57,9 @@ type Route struct {
 func (rt Route) Pattern() string { return rt.Method + " " + rt.Path }
 
 // Paths returns the paths the route is served under (with the copilot
-// alias for project routes).
+// alias for every path under /v3/projects/).
 func (rt Route) Paths() []string {
-	if rt.Project && strings.HasPrefix(rt.Path, projectPrefix) {
+	if strings.HasPrefix(rt.Path, projectPrefix) {
 		return []string{rt.Path, copilotPrefix + strings.TrimPrefix(rt.Path, projectPrefix)}
 	}
 	return []string{rt.Path}
@@ -72,28 +75,67 @@ type Deps struct {
 	Auth     Authenticator
 	Projects ProjectChecker
 	Logger   *slog.Logger
+	// SingleUser is the local single-user mode, where no credential is
+	// needed: the router then only serves requests addressed to a loopback
+	// host and coming from no other origin than a loopback one, and sends
+	// no CORS headers, so that no web page can drive the server (directly
+	// or by DNS rebinding).
+	SingleUser bool
 }
 
 // NewRouter returns a handler serving routes with the shared middleware.
+// A known path asked with another method gets 405 with Allow; an unknown
+// path gets 404.
 func NewRouter(d Deps, routes ...Route) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
 	mux := http.NewServeMux()
+	methods := map[string][]string{}
+	var paths []string
 	for _, rt := range routes {
 		h := d.wrap(rt)
 		for _, p := range rt.Paths() {
 			mux.Handle(rt.Method+" "+p, h)
+			if _, seen := methods[p]; !seen {
+				paths = append(paths, p)
+			}
+			methods[p] = append(methods[p], rt.Method)
 		}
 	}
-	mux.HandleFunc("OPTIONS /", preflight)
+	for _, p := range paths {
+		mux.Handle(p, d.otherMethod(p, methods[p]))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/v1" {
-			r = r.WithContext(WithStyle(r.Context(), StyleOpenAI))
+		if r.Method == http.MethodOptions {
+			d.preflight(w, r)
+			return
 		}
-		Error(w, r, http.StatusNotFound, "Not found")
+		Error(w, r.WithContext(WithStyle(r.Context(), styleOfPath(r.URL.Path))), http.StatusNotFound, "Not found")
 	})
 	return d.base(mux)
+}
+
+// otherMethod answers the methods a path is not served with: preflights,
+// and 405 with Allow for the rest.
+func (d Deps) otherMethod(path string, methods []string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	style := styleOfPath(path)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			d.preflight(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		Error(w, r.WithContext(WithStyle(r.Context(), style)), http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed; use "+allow)
+	})
+}
+
+func styleOfPath(p string) ErrorStyle {
+	if strings.HasPrefix(p, "/v1/") || p == "/v1" {
+		return StyleOpenAI
+	}
+	return StyleGNS3
 }
 
 // base adds request id, access log, recovery and CORS around everything.
@@ -102,10 +144,19 @@ func (d Deps) base(next http.Handler) http.Handler {
 		start := time.Now()
 		rid := requestID(r.Header.Get("X-Request-Id"))
 		w.Header().Set("X-Request-Id", rid)
-		cors(w.Header())
 		log := d.Logger.With("request_id", rid)
-		ctx := WithLogger(r.Context(), log)
+		ctx := WithLogger(logctx.With(r.Context(), slog.String("request_id", rid)), log)
 		rec := &statusRecorder{ResponseWriter: w}
+		if d.SingleUser {
+			if msg := localOnly(r); msg != "" {
+				log.Warn("refused a request not addressed from and to loopback", "host", truncate(r.Host, 64), "origin", truncate(r.Header.Get("Origin"), 64))
+				Error(rec, r.WithContext(WithStyle(ctx, styleOfPath(r.URL.Path))), http.StatusForbidden, msg)
+				log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
+				return
+			}
+		} else {
+			cors(w.Header())
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -133,15 +184,19 @@ func (d Deps) wrap(rt Route) http.Handler {
 				return
 			}
 			id, err := d.Auth.Authenticate(ctx, r.Header.Get("Authorization"))
-			if err != nil {
-				msg := "Could not validate credentials"
-				if errors.Is(err, auth.ErrNoCredentials) {
-					msg = "Not authenticated"
-				}
-				Error(w, r, http.StatusUnauthorized, msg)
+			switch {
+			case errors.Is(err, auth.ErrNoCredentials):
+				Error(w, r, http.StatusUnauthorized, auth.ErrNoCredentials.Error())
+				return
+			case errors.Is(err, auth.ErrInvalidCredentials):
+				Error(w, r, http.StatusUnauthorized, auth.ErrInvalidCredentials.Error())
+				return
+			case err != nil:
+				Fail(w, r, fmt.Errorf("authenticate: %w", err))
 				return
 			}
 			ctx = auth.WithIdentity(ctx, id)
+			ctx = logctx.With(ctx, slog.String("user", id.UserID))
 			ctx = WithLogger(ctx, Logger(ctx).With("user", id.UserID))
 			r = r.WithContext(ctx)
 			if rt.Project {
@@ -218,11 +273,17 @@ const allowHeaders = "Authorization, Content-Type, X-Request-Id, OpenAI-Organiza
 // requestedHeaders matches a well-formed Access-Control-Request-Headers.
 var requestedHeaders = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_|~-]+)*$`)
 
-// preflight answers a CORS preflight. The headers the browser asks for are
+// The headers the browser asks for are
 // allowed as asked (SDKs add new X-Stainless-* headers over time, and a
 // single missing one blocks the request): credentials travel in the
 // Authorization header, never in cookies, so no header is sensitive here.
-func preflight(w http.ResponseWriter, r *http.Request) {
+// preflight answers a CORS preflight (with no CORS headers in single-user
+// mode, which makes browsers refuse the cross-origin request).
+func (d Deps) preflight(w http.ResponseWriter, r *http.Request) {
+	if d.SingleUser {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
 	allow := allowHeaders
@@ -302,4 +363,34 @@ func Select(routes []Route, patterns ...string) []Route {
 		}
 	}
 	return out
+}
+
+// localOnly returns why r may not be served in single-user mode: a Host
+// that is not loopback (a DNS-rebinding page), or an Origin that is not
+// loopback (another web site); "" when it may.
+func localOnly(r *http.Request) string {
+	if !loopbackHost(r.Host) {
+		return "Single-user mode serves only requests addressed to localhost or a loopback address"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !loopbackHost(u.Host) {
+			return "Single-user mode refuses requests from other web sites"
+		}
+	}
+	return ""
+}
+
+// loopbackHost reports whether hostport names localhost or a loopback IP.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

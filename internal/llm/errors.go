@@ -56,6 +56,9 @@ type Error struct {
 
 	user  string // overrides the kind's default user message
 	cause error  // context error for cancelled/timeout kinds
+	// public is true when Detail is the provider's own JSON error message,
+	// fit to show a person (an HTML error page never is).
+	public bool
 }
 
 // Error describes the failure for logs (sanitized).
@@ -110,7 +113,7 @@ func (e *Error) UserMessage() string {
 	case KindTimeout:
 		return "The LLM provider did not answer in time."
 	case KindBadRequest:
-		if e.Detail != "" {
+		if e.public && e.Detail != "" && !looksLikeMarkup(e.Detail) {
 			return "The LLM provider rejected the request" + st + ": " + e.Detail
 		}
 		return "The LLM provider rejected the request" + st + "."
@@ -208,7 +211,9 @@ func classify(parent, call context.Context, err error, apiKey string) *Error {
 
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		return fromStatus(apiErr.HTTPStatusCode, apiErr.Message, apiErr.Type, codeString(apiErr.Code), apiKey)
+		e := fromStatus(apiErr.HTTPStatusCode, apiErr.Message, apiErr.Type, codeString(apiErr.Code), apiKey)
+		e.public = true
+		return e
 	}
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) {
@@ -302,4 +307,11 @@ func fromStatus(status int, message, typ, code, apiKey string) *Error {
 		e.Kind = KindBadRequest
 	}
 	return e
+}
+
+// looksLikeMarkup reports whether s holds HTML or XML tags, which an error
+// shown to a person must not carry.
+func looksLikeMarkup(s string) bool {
+	i := strings.IndexByte(s, '<')
+	return i >= 0 && strings.IndexByte(s[i:], '>') > 0
 }

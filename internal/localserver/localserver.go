@@ -28,6 +28,10 @@ const SQLiteFile = "agentchat.db"
 // shutdown signal before their contexts are cancelled.
 const ShutdownGrace = 30 * time.Second
 
+// FinishGrace is how long cancelled requests may take to persist and end
+// after ShutdownGrace.
+const FinishGrace = 20 * time.Second
+
 // OpenStore opens the configured store: the SQLite file in DataDir, or
 // DynamoDB.
 func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
@@ -108,9 +112,15 @@ func Run(ctx context.Context, getenv func(string) string, out, logOut io.Writer,
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		// Streams still open: cancel them so their turns persist and end.
+		// Streams still open: cancel them, and give their turns the time
+		// to persist their steps and statistics and to end their streams
+		// with done, before the store is closed.
 		cancelRequests()
-		err = srv.Close()
+		finishCtx, cancelFinish := context.WithTimeout(context.Background(), FinishGrace)
+		defer cancelFinish()
+		if err = srv.Shutdown(finishCtx); errors.Is(err, context.DeadlineExceeded) {
+			err = srv.Close()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)

@@ -28,6 +28,7 @@ type Stream struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	buf     []byte
+	timeout time.Duration
 }
 
 // Header sets the SSE response headers on h.
@@ -42,10 +43,18 @@ func Header(h http.Header) {
 // them, and returns the stream. Headers set on w before Start are kept.
 func Start(w http.ResponseWriter) *Stream {
 	Header(w.Header())
-	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now()}
+	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now(), timeout: WriteTimeout}
 	w.WriteHeader(http.StatusOK)
 	s.write([]byte(": stream open\n\n"))
 	return s
+}
+
+// SetWriteTimeout changes how long one write may block (WriteTimeout by
+// default).
+func (s *Stream) SetWriteTimeout(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timeout = d
 }
 
 // Err returns the first write error (typically: the client went away).
@@ -102,7 +111,7 @@ func (s *Stream) Heartbeat(interval time.Duration, beat func(*Stream)) {
 		return
 	}
 	s.mu.Lock()
-	if s.stop != nil || s.closed {
+	if s.stopped != nil || s.closed {
 		s.mu.Unlock()
 		return
 	}
@@ -138,24 +147,30 @@ func (s *Stream) Heartbeat(interval time.Duration, beat func(*Stream)) {
 	}()
 }
 
-// Close stops the heartbeat and waits for it to finish. Later writes are
-// dropped with an error.
-func (s *Stream) Close() {
+// End stops the heartbeat and waits until a heartbeat being written is
+// out, so that the event written next (the stream's last) is really last.
+func (s *Stream) End() {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
 	stop, stopped := s.stop, s.stopped
+	s.stop = nil
 	s.mu.Unlock()
 	if stop != nil {
 		close(stop)
 		<-stopped
 	}
+}
+
+// Close ends the stream: it stops the heartbeat and waits for it to
+// finish. Later writes are dropped with ErrClosed.
+func (s *Stream) Close() {
+	s.End()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 }
+
+// WriteTimeout bounds one write to a client that stopped reading.
+const WriteTimeout = 30 * time.Second
 
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("sse stream closed")
@@ -173,7 +188,15 @@ func (s *Stream) writeLocked(b []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	if _, err := s.w.Write(b); err != nil {
+	// A client that stops reading must not block the producer forever: each
+	// write gets WriteTimeout, and the deadline is cleared after it so that
+	// a later response on the same connection is not cut by a stale one.
+	deadline := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) == nil
+	_, err := s.w.Write(b)
+	if deadline {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
+	if err != nil {
 		s.err = fmt.Errorf("write sse event: %w", err)
 		return s.err
 	}

@@ -192,3 +192,51 @@ func BenchmarkJSONEvent(b *testing.B) {
 		_ = s.JSON(ev)
 	}
 }
+
+func TestNoHeartbeatAfterEnd(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		rec := &lockedRecorder{ResponseRecorder: httptest.NewRecorder()}
+		s := Start(rec)
+		s.Heartbeat(time.Microsecond, func(s *Stream) { _ = s.Comment("beat") })
+		time.Sleep(time.Duration(i%5) * 100 * time.Microsecond)
+		s.End()
+		_ = s.Data([]byte("[DONE]"))
+		time.Sleep(time.Millisecond) // a heartbeat still running would write now
+		s.Close()
+		if body := rec.body(); !strings.HasSuffix(body, "data: [DONE]\n\n") {
+			t.Fatalf("the last event is not the last written: %q", body[max(0, len(body)-60):])
+		}
+	}
+}
+
+// TestStalledClientDoesNotBlockForever: a client that keeps the connection
+// open but stops reading makes a write fail after the write timeout.
+func TestStalledClientDoesNotBlockForever(t *testing.T) {
+	result := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := Start(w)
+		s.SetWriteTimeout(200 * time.Millisecond)
+		chunk := []byte(strings.Repeat("x", 64<<10))
+		for i := 0; i < 10000; i++ { // far more than the socket buffers hold
+			if err := s.Data(chunk); err != nil {
+				result <- err
+				return
+			}
+		}
+		result <- nil
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // never read
+	select {
+	case err := <-result:
+		if err == nil {
+			t.Fatal("writes to a client that never reads all succeeded")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write to a stalled client blocked")
+	}
+}

@@ -17,13 +17,15 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/logctx"
 	"agentchat/internal/store"
 	"agentchat/internal/store/dynamo"
 )
 
-// NewLogger returns a JSON logger at the configured level.
+// NewLogger returns a JSON logger at the configured level; records logged
+// with a context also carry the context's attributes (request id, user).
 func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(logctx.NewHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 // StoreOpener opens the store a process uses.
@@ -87,7 +89,7 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 
 // Router returns the handler serving routes with the shared middleware.
 func (b *Base) Router(routes ...httpapi.Route) http.Handler {
-	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger}, routes...)
+	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger, SingleUser: b.Config.SingleUser()}, routes...)
 }
 
 // RemovalPolicy is who may remove a project's chat: the admin token, the

@@ -83,7 +83,7 @@ func New(t testing.TB, opt Options, routes func(st store.Store, a *auth.Authenti
 	if projects == nil {
 		projects = gns3.OpenDirectory{}
 	}
-	h := httpapi.NewRouter(httpapi.Deps{Auth: a, Projects: projects, Logger: slog.New(slog.DiscardHandler)}, routes(e.Store, a)...)
+	h := httpapi.NewRouter(httpapi.Deps{Auth: a, Projects: projects, Logger: slog.New(slog.DiscardHandler), SingleUser: opt.SingleUser}, routes(e.Store, a)...)
 	e.Server = httptest.NewServer(h)
 	t.Cleanup(e.Server.Close)
 	return e
