@@ -259,3 +259,55 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	var zero T
 	return zero
 }
+
+// ctxKey marks the context a test runs a turn with; logs must carry it.
+type ctxKey struct{}
+
+// logRecord is one log record seen by a logRecorder.
+type logRecord struct {
+	level slog.Level
+	msg   string
+	// text is the record's attributes as "key=value" pairs.
+	text string
+	// mark is the ctxKey value of the context the record was logged with.
+	mark any
+}
+
+// logRecorder is a slog handler that keeps every record with the ctxKey
+// value of its context (a context-aware handler sees the same).
+type logRecorder struct {
+	mu   *sync.Mutex
+	recs *[]logRecord
+}
+
+func newLogRecorder() logRecorder {
+	return logRecorder{mu: &sync.Mutex{}, recs: &[]logRecord{}}
+}
+
+func (l logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l logRecorder) Handle(ctx context.Context, r slog.Record) error {
+	var b strings.Builder
+	r.Attrs(func(a slog.Attr) bool {
+		b.WriteString(a.Key + "=" + a.Value.String() + " ")
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	*l.recs = append(*l.recs, logRecord{level: r.Level, msg: r.Message, text: b.String(), mark: ctx.Value(ctxKey{})})
+	return nil
+}
+
+func (l logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l logRecorder) WithGroup(string) slog.Handler      { return l }
+
+func (l logRecorder) records() []logRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]logRecord(nil), *l.recs...)
+}
+
+// withLogs makes the harness log into rec.
+func withLogs(rec logRecorder) func(*Options) {
+	return func(o *Options) { o.Logger = slog.New(rec) }
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"agentchat/internal/llm"
+	"agentchat/internal/store"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -30,6 +31,11 @@ const (
 	// outStopped: the run's context ended (abort, deadline, client left).
 	outStopped
 )
+
+// StepSeparator goes between the texts of two steps of one run when they
+// are shown as one text (an OpenAI message): without it "Let me check." and
+// "Dune is available." would be glued into one sentence.
+const StepSeparator = "\n\n"
 
 // errToolTimeout is the cancel cause of a tool whose ToolTimeout expired.
 var errToolTimeout = errors.New("tool timeout")
@@ -123,7 +129,11 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 		if err != nil {
 			if res != nil && l.saveAssistant != nil && (res.Content != "" || res.Reasoning != "") {
 				if serr := l.saveAssistant(msgID, res, true); serr != nil {
-					l.rt.log.Error("save interrupted assistant message", "err", serr)
+					if errors.Is(serr, store.ErrNotFound) {
+						l.rt.log.InfoContext(ctx, "interrupted assistant message not saved: session deleted")
+					} else {
+						l.rt.log.ErrorContext(ctx, "save interrupted assistant message", "err", serr)
+					}
 				}
 			}
 			if ctx.Err() != nil {
@@ -131,7 +141,13 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 			}
 			return outFailed, res, fmt.Errorf("llm call: %w", err)
 		}
-		l.content.WriteString(res.Content)
+		if res.Content != "" {
+			if l.content.Len() > 0 {
+				// The text of successive steps is separate paragraphs.
+				l.content.WriteString(StepSeparator)
+			}
+			l.content.WriteString(res.Content)
+		}
 		if len(res.ToolCalls) == 0 {
 			if l.saveAssistant != nil {
 				if err := l.saveAssistant(msgID, res, false); err != nil {
@@ -280,7 +296,7 @@ func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (string, bool
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				l.rt.log.Error("tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
+				l.rt.log.ErrorContext(ctx, "tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
 				done <- toolReturn{err: fmt.Errorf("the tool crashed: %v", p)}
 			}
 		}()
@@ -306,7 +322,7 @@ func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (string, bool
 	case ctx.Err() != nil:
 		return fmt.Sprintf("Error: tool %s was interrupted because the turn was stopped.", name), true
 	}
-	l.rt.log.Info("tool failed", "tool", name, "err", r.err)
+	l.rt.log.InfoContext(ctx, "tool failed", "tool", name, "err", r.err)
 	return fmt.Sprintf("Error: tool %s failed: %v", name, r.err), true
 }
 

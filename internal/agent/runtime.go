@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -21,9 +22,13 @@ const (
 	DefaultTurnTimeout = 10 * time.Minute
 	DefaultLeaseTTL    = 60 * time.Second
 	DefaultAbortPoll   = 300 * time.Millisecond
+	DefaultMaxHistory  = 200
 	// persistTimeout bounds each store write made after the turn's context
 	// may have ended (completed steps, statistics, lease release).
 	persistTimeout = 15 * time.Second
+	// titleTimeout bounds the title call, which holds back the turn's done
+	// event and its lease.
+	titleTimeout = 15 * time.Second
 )
 
 // ErrInvalidRequest means a turn request is incomplete or inconsistent; the
@@ -50,6 +55,10 @@ type Options struct {
 	LeaseTTL time.Duration
 	// AbortPoll is how often the abort flag is read (default 300ms).
 	AbortPoll time.Duration
+	// MaxHistory is how many stored messages a turn loads as its history
+	// (default 200): the last ones, from the first user message among
+	// them, so that long sessions keep fitting the model's context.
+	MaxHistory int
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
 	// NewID returns a new unique id for messages and lease owners (default
@@ -62,6 +71,8 @@ type Options struct {
 type Runtime struct {
 	o   Options
 	log *slog.Logger
+	// titleTimeout bounds the title call (titleTimeout; tests shorten it).
+	titleTimeout time.Duration
 }
 
 // NewRuntime returns a runtime with the defaults applied to o.
@@ -81,6 +92,9 @@ func NewRuntime(o Options) *Runtime {
 	if o.AbortPoll <= 0 {
 		o.AbortPoll = DefaultAbortPoll
 	}
+	if o.MaxHistory <= 0 {
+		o.MaxHistory = DefaultMaxHistory
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -91,7 +105,7 @@ func NewRuntime(o Options) *Runtime {
 	if lg == nil {
 		lg = slog.Default()
 	}
-	return &Runtime{o: o, log: lg}
+	return &Runtime{o: o, log: lg, titleTimeout: titleTimeout}
 }
 
 // resolve finds the agent and the user's LLM client; errors wrap
@@ -120,7 +134,7 @@ func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (system 
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
-					r.log.Error("agent prepare panicked", "agent", a.ID, "panic", p)
+					r.log.ErrorContext(ctx, "agent prepare panicked", "agent", a.ID, "panic", p, "stack", string(debug.Stack()))
 					err = fmt.Errorf("agent %s: prepare panicked: %v", a.ID, p)
 				}
 			}()

@@ -423,14 +423,19 @@ func TestTitle(t *testing.T) {
 }
 
 // interruptible returns a reply that streams two words and hangs, and an
-// onEvent that signals the first content event.
+// onEvent that signals once both words were emitted (so that what was
+// shown is known when the turn is stopped).
 func interruptible() (llmtest.Reply, func(Event), <-chan struct{}) {
 	first := make(chan struct{})
 	var once sync.Once
+	var shown strings.Builder
 	return llmtest.Reply{Text: "partial answer never finished", Hang: true, HangAfter: 3},
 		func(e Event) {
 			if e.Type == EventContent {
-				once.Do(func() { close(first) })
+				shown.WriteString(e.Content)
+				if len(strings.Fields(shown.String())) == 2 {
+					once.Do(func() { close(first) })
+				}
 			}
 		}, first
 }
@@ -759,7 +764,7 @@ func TestPrepare(t *testing.T) {
 	}
 	ev = nil
 	tr.Run(context.Background(), ev.add)
-	if msg := checkEnd(t, ev, true); !strings.Contains(msg, "topology unavailable") {
+	if msg := checkEnd(t, ev, true); msg != "Could not prepare the agent for this turn." {
 		t.Fatalf("error = %q", msg)
 	}
 }

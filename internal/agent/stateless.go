@@ -34,8 +34,8 @@ type StatelessRequest struct {
 type StatelessResult struct {
 	// AgentID is the agent that ran.
 	AgentID string
-	// Content is every content delta of the run, concatenated (what a
-	// streaming client displayed).
+	// Content is the text of every step of the run, the steps separated by
+	// StepSeparator (what a streaming client of the gateway displayed).
 	Content string
 	// ClientToolCalls are the calls of client tools the model made, in
 	// order (FinishReason "tool_calls"); the client runs them.
@@ -52,6 +52,9 @@ type StatelessResult struct {
 	// Error is the text of the EventError emitted when the run failed
 	// after events were already emitted; empty on success.
 	Error string
+	// Err is the underlying error of Error (an *llm.Error, a deadline, ...),
+	// for callers that answer a status; nil on success.
+	Err error
 }
 
 // RunStateless runs the agent over the client's messages: the agent's
@@ -135,7 +138,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		if !em.any() {
 			return nil, runErr
 		}
-		result.Error = humanError(runErr)
+		result.Error, result.Err = humanError(runErr), runErr
 		em.emit(Event{Type: EventError, Error: result.Error})
 	}
 	em.emit(Event{Type: EventDone})

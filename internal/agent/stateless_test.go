@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
@@ -154,8 +156,23 @@ func TestStatelessErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		msg := checkEnd(t, ev, true)
-		if res.Error != msg || ev.content() != "one" {
+		if res.Error != msg || ev.content() != "one" || res.Err == nil {
 			t.Fatalf("result = %+v, events = %s", res, ev)
+		}
+	})
+	t.Run("after a tool step", func(t *testing.T) {
+		h := newHarness(t, []Tool{addTool(false)})
+		h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "add", Arguments: `{"a":1,"b":1}`}}},
+			llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"7"}}})
+		var ev events
+		res, err := h.rt.RunStateless(context.Background(), StatelessRequest{AgentID: "tester", Messages: userMsgs("hi")}, ev.add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := checkEnd(t, ev, true)
+		var le *llm.Error
+		if res.Error != msg || !errors.As(res.Err, &le) || le.Kind != llm.KindRateLimit || le.RetryAfter != 7*time.Second || res.SideEffects {
+			t.Fatalf("result = %+v (err %v)", res, res.Err)
 		}
 	})
 	t.Run("not configured", func(t *testing.T) {
@@ -181,8 +198,26 @@ func TestStatelessErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if msg := checkEnd(t, ev, true); !strings.Contains(msg, "maximum of 2 steps") || res.Error != msg {
+		if msg := checkEnd(t, ev, true); !strings.Contains(msg, "maximum of 2 steps") || res.Error != msg || res.Err == nil {
 			t.Fatalf("error = %q, result = %+v", msg, res)
 		}
 	})
+}
+
+// TestStatelessStepTexts: the text of successive steps is separated, not
+// glued into one sentence.
+func TestStatelessStepTexts(t *testing.T) {
+	h := newHarness(t, []Tool{addTool(false)})
+	h.llm.Enqueue(
+		llmtest.Reply{Text: "Let me check.", ToolCalls: []llmtest.ToolCall{{Name: "add", Arguments: `{"a":1,"b":1}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "add", Arguments: `{"a":2,"b":2}`}}},
+		llmtest.Reply{Text: "It is 2 and 4."},
+	)
+	res, err := h.rt.RunStateless(context.Background(), StatelessRequest{AgentID: "tester", Messages: userMsgs("add")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Let me check." + StepSeparator + "It is 2 and 4."; res.Content != want || StepSeparator != "\n\n" {
+		t.Fatalf("content = %q, want %q", res.Content, want)
+	}
 }

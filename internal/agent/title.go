@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"agentchat/internal/llm"
+	"agentchat/internal/store"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -22,9 +25,10 @@ const (
 )
 
 // title generates the session's title with one non-streamed LLM call
-// (counted in the turn's statistics) and stores it unless the user renamed
-// the session meanwhile. On failure the first characters of the first user
-// message are used.
+// (counted in the turn's statistics when it succeeds), bounded by its own
+// short timeout, and stores it unless the user renamed the session
+// meanwhile. On failure the first characters of the first user message are
+// used.
 func (tr *turnRun) title(firstUser, answer string) {
 	t := tr.t
 	req := llm.Request{
@@ -36,12 +40,14 @@ func (tr *turnRun) title(firstUser, answer string) {
 		MaxTokens: titleMaxTokens,
 	}
 	title := ""
-	res, err := t.client.Complete(tr.ctx, req)
+	ctx, cancel := context.WithTimeout(tr.ctx, t.r.titleTimeout)
+	res, err := t.client.Complete(ctx, req)
+	cancel()
 	if err == nil {
 		tr.l.countCall(res.Usage)
 		title = cleanTitle(res.Content)
 	} else {
-		t.r.log.Info("generate session title", "session", t.req.Key.ThreadID, "err", err)
+		t.r.log.InfoContext(tr.ctx, "generate session title", "session", t.req.Key.ThreadID, "err", err)
 	}
 	if title == "" {
 		title = fallbackTitle(firstUser)
@@ -49,10 +55,15 @@ func (tr *turnRun) title(firstUser, answer string) {
 	if title == "" {
 		return
 	}
-	ctx, cancel := tr.persistCtx()
-	defer cancel()
-	if _, err := t.r.o.Store.SetGeneratedTitle(ctx, t.req.Key, title); err != nil {
-		t.r.log.Error("store session title", "session", t.req.Key.ThreadID, "err", err)
+	pctx, pcancel := tr.persistCtx()
+	defer pcancel()
+	if _, err := t.r.o.Store.SetGeneratedTitle(pctx, t.req.Key, title); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			tr.cancel(errSessionGone)
+			t.r.log.InfoContext(pctx, "session deleted during the turn; title not stored", "session", t.req.Key.ThreadID)
+			return
+		}
+		t.r.log.ErrorContext(pctx, "store session title", "session", t.req.Key.ThreadID, "err", err)
 	}
 }
 

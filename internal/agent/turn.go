@@ -25,6 +25,9 @@ var (
 	errLeaseLost   = errors.New("turn lease lost")
 	errTurnTimeout = errors.New("turn deadline exceeded")
 	errUserNotSent = errors.New("user message not saved")
+	// errSessionGone: the session (or its project) was deleted during the
+	// turn; the turn ends quietly and writes nothing more.
+	errSessionGone = errors.New("session deleted during the turn")
 )
 
 // TurnRequest asks for one turn of the persisted project chat.
@@ -170,7 +173,7 @@ func (t *Turn) open(ctx context.Context) error {
 			return t.loadExisting(ctx, lerr == nil)
 		default:
 			if lerr == nil {
-				t.release()
+				t.release(ctx)
 			}
 			return cerr
 		}
@@ -188,7 +191,7 @@ func (t *Turn) open(ctx context.Context) error {
 		}
 		return nil
 	case lerr == nil:
-		t.release()
+		t.release(ctx)
 	}
 	return fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
 }
@@ -218,7 +221,7 @@ func (t *Turn) loadExisting(ctx context.Context, held bool) error {
 	s, err := st.GetSession(ctx, k)
 	if err != nil {
 		if held {
-			t.release()
+			t.release(ctx)
 		}
 		return fmt.Errorf("load session %s: %w", k.ThreadID, err)
 	}
@@ -241,11 +244,13 @@ func (t *Turn) Release(ctx context.Context) error {
 	return t.r.o.Store.ReleaseLease(context.WithoutCancel(ctx), t.req.Key, t.owner)
 }
 
-func (t *Turn) release() {
-	ctx, cancel := context.WithTimeout(context.Background(), persistTimeout)
+// release frees the lease taken by open when open fails after taking it;
+// ctx gives the values of the request (its cancellation is ignored).
+func (t *Turn) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
-		t.r.log.Error("release session lease", "session", t.req.Key.ThreadID, "err", err)
+		t.r.log.ErrorContext(ctx, "release session lease", "session", t.req.Key.ThreadID, "err", err)
 	}
 }
 
@@ -254,8 +259,11 @@ type turnRun struct {
 	t    *Turn
 	base context.Context // the caller's context
 	ctx  context.Context // base + TurnTimeout + abort/lease cancellation
-	l    *loop
-	em   *emitter
+	// cancel ends ctx with a cause (errSessionGone, errUserNotSent, ...);
+	// the first cause given wins.
+	cancel context.CancelCauseFunc
+	l      *loop
+	em     *emitter
 
 	// userSaved receives the result of the append of the user message,
 	// which runs beside the first LLM call once userKick is closed (first
@@ -275,10 +283,10 @@ type turnRun struct {
 // EventError) and returns once everything is persisted: the messages of each
 // completed step, the statistics (once) and the released lease.
 //
-// A user abort (store.RequestAbort, polled every AbortPoll) or the caller's
-// cancellation stops the turn at the next safe point without an EventError;
-// the turn deadline, a lost lease, an LLM failure, a store failure and
-// MaxSteps end it with an EventError.
+// A user abort (store.RequestAbort, polled every AbortPoll), the caller's
+// cancellation or the deletion of the session stop the turn at the next
+// safe point without an EventError; the turn deadline, a lost lease, an LLM
+// failure, a store failure and MaxSteps end it with an EventError.
 func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	tr := &turnRun{t: t, base: ctx, stats: store.TurnStats{Turns: 1}, userKick: make(chan struct{})}
 	em := &emitter{fn: func(e Event) {
@@ -297,7 +305,7 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	tctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
 
-	tr.ctx = tctx
+	tr.ctx, tr.cancel = tctx, cancel
 	var watch sync.WaitGroup
 	watch.Go(func() { t.watch(tctx, cancel) })
 
@@ -305,11 +313,11 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				t.r.log.Error("agent turn panicked", "session", t.req.Key.ThreadID, "panic", p, "stack", string(debug.Stack()))
+				t.r.log.ErrorContext(ctx, "agent turn panicked", "session", t.req.Key.ThreadID, "panic", p, "stack", string(debug.Stack()))
 				errMsg = "An internal error stopped the turn."
 			}
 		}()
-		errMsg = tr.run(cancel)
+		errMsg = tr.run()
 	}()
 
 	cancel(nil)
@@ -322,9 +330,9 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 }
 
 // run is the body of the turn; it returns the error text to report, if any.
-func (tr *turnRun) run(cancel context.CancelCauseFunc) string {
+func (tr *turnRun) run() string {
 	t, o := tr.t, tr.t.r.o
-	ctx := tr.ctx
+	ctx, log := tr.ctx, tr.t.r.log
 
 	// History and the agent's preparation are independent: run both at once.
 	var hist []store.Message
@@ -332,26 +340,43 @@ func (tr *turnRun) run(cancel context.CancelCauseFunc) string {
 	var wg sync.WaitGroup
 	if !t.created {
 		wg.Go(func() {
-			hist, histErr = o.Store.ListMessages(ctx, t.req.Key, 0)
+			hist, histErr = o.Store.ListMessages(ctx, t.req.Key, o.MaxHistory)
 		})
 	}
 	system, tools, perr := t.r.prepare(ctx, t.agent, TurnInfo{ProjectID: t.req.Key.ProjectID, UserID: t.req.Key.UserID, Mode: t.req.Mode})
 	wg.Wait()
+
+	now := o.Now().UTC()
+	user := store.Message{ID: o.NewID(), Role: store.RoleUser, Content: t.req.Message, CreatedAt: now}
+	var (
+		history []openai.ChatCompletionMessage
+		repairs []store.Message
+	)
+	if histErr == nil {
+		history, repairs = buildHistory(trimHistory(hist), o.NewID, now)
+	}
+	// The repairs and the user message are stored in one append: beside the
+	// first LLM call, or right away when the turn ends before it.
+	pending := append(repairs, user)
+
 	if stop := tr.stopText(); stop != "" || ctx.Err() != nil {
+		tr.saveEarly(pending)
 		return stop
 	}
 	if histErr != nil {
-		t.r.log.Error("load history", "session", t.req.Key.ThreadID, "err", histErr)
+		if errors.Is(histErr, store.ErrNotFound) {
+			tr.cancel(errSessionGone)
+			return ""
+		}
+		log.ErrorContext(ctx, "load history", "session", t.req.Key.ThreadID, "err", histErr)
+		tr.saveEarly(pending)
 		return "Could not load the conversation history."
 	}
 	if perr != nil {
-		t.r.log.Error("prepare agent", "agent", t.agent.ID, "err", perr)
-		return "Could not prepare the agent: " + perr.Error()
+		log.ErrorContext(ctx, "prepare agent", "session", t.req.Key.ThreadID, "agent", t.agent.ID, "err", perr)
+		tr.saveEarly(pending)
+		return "Could not prepare the agent for this turn."
 	}
-
-	now := o.Now().UTC()
-	history, repairs := buildHistory(hist, o.NewID, now)
-	user := store.Message{ID: o.NewID(), Role: store.RoleUser, Content: t.req.Message, CreatedAt: now}
 
 	l := newLoop(t.r, t.client, tools, tr.em)
 	tr.l = l
@@ -366,9 +391,7 @@ func (tr *turnRun) run(cancel context.CancelCauseFunc) string {
 	l.saveAssistant = tr.saveAssistant
 	l.saveTools = tr.saveTools
 
-	// The repairs and the user message are stored in one append beside the
-	// first LLM call; a failure stops the turn.
-	pending := append(repairs, user)
+	// A failure of the user message's append stops the turn.
 	tr.userSaved = make(chan error, 1)
 	go func() {
 		timer := time.NewTimer(userAppendDelay)
@@ -380,13 +403,17 @@ func (tr *turnRun) run(cancel context.CancelCauseFunc) string {
 		timer.Stop()
 		err := tr.persist(pending)
 		if err != nil {
-			cancel(errUserNotSent)
+			tr.cancel(errUserNotSent)
 		}
 		tr.userSaved <- err
 	}()
 
 	out, res, err := l.run(ctx)
-	if uerr := tr.waitUser(); uerr != nil {
+	uerr := tr.waitUser()
+	if tr.gone() {
+		return ""
+	}
+	if uerr != nil {
 		return "Could not save your message."
 	}
 	switch out {
@@ -405,18 +432,50 @@ func (tr *turnRun) run(cancel context.CancelCauseFunc) string {
 	if stop := tr.stopText(); stop != "" {
 		return stop
 	}
-	t.r.log.Warn("turn failed", "session", t.req.Key.ThreadID, "err", err)
+	log.WarnContext(ctx, "turn failed", "session", t.req.Key.ThreadID, "err", err)
 	return humanError(err)
 }
 
+// trimHistory drops the messages before the first user message of a
+// history window (the last MaxHistory messages), so that the window does
+// not start with tool results or an assistant step cut from its request.
+func trimHistory(hist []store.Message) []store.Message {
+	for i, m := range hist {
+		if m.Role == store.RoleUser {
+			return hist[i:]
+		}
+	}
+	return nil
+}
+
+// saveEarly stores the user message (with the history's repairs) of a turn
+// that ends before its LLM call, so that the session keeps what the user
+// sent. Nothing is stored when the session is gone or another turn took it
+// over.
+func (tr *turnRun) saveEarly(msgs []store.Message) {
+	if c := context.Cause(tr.ctx); errors.Is(c, errSessionGone) || errors.Is(c, errLeaseLost) {
+		return
+	}
+	if err := tr.persist(msgs); err != nil && !tr.gone() {
+		tr.t.r.log.ErrorContext(tr.ctx, "save user message", "session", tr.t.req.Key.ThreadID, "err", err)
+	}
+}
+
+// gone reports whether the session was deleted during the turn.
+func (tr *turnRun) gone() bool {
+	return errors.Is(context.Cause(tr.ctx), errSessionGone)
+}
+
 // stopText explains why the turn's context ended; empty for a user abort,
-// a client that left, or a context still running.
+// a client that left, a deleted session or a context still running.
 func (tr *turnRun) stopText() string {
 	if tr.ctx.Err() == nil {
 		return ""
 	}
 	cause := context.Cause(tr.ctx)
 	switch {
+	case errors.Is(cause, errSessionGone):
+		return ""
 	case errors.Is(cause, errAborted):
 		tr.stats.AbortedTurns = 1
 		return ""
@@ -458,6 +517,10 @@ func (tr *turnRun) persist(msgs []store.Message) error {
 	ctx, cancel := tr.persistCtx()
 	defer cancel()
 	if _, err := tr.t.r.o.Store.AppendMessages(ctx, tr.t.req.Key, msgs); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			// Deleted before the watcher noticed: stop the turn quietly.
+			tr.cancel(errSessionGone)
+		}
 		return &userError{msg: "Could not save the conversation.", err: fmt.Errorf("append messages to session %s: %w", tr.t.req.Key.ThreadID, err)}
 	}
 	// Only the turn's goroutine and the user-message goroutine (which
@@ -511,9 +574,9 @@ func (tr *turnRun) saveTools(results []toolResult) error {
 }
 
 // finish writes the turn's statistics once and releases the lease, with a
-// context that outlives the turn's.
+// context that outlives the turn's. A deleted session gets no statistics.
 func (tr *turnRun) finish(errMsg string) {
-	t := tr.t
+	t, log := tr.t, tr.t.r.log
 	tr.waitUser()
 	if errMsg != "" {
 		tr.stats.Errors = 1
@@ -530,47 +593,62 @@ func (tr *turnRun) finish(errMsg string) {
 	}
 	ctx, cancel := tr.persistCtx()
 	defer cancel()
-	if err := t.r.o.Store.AddTurnStats(ctx, t.req.Key, tr.stats); err != nil {
-		t.r.log.Error("write turn statistics", "session", t.req.Key.ThreadID, "err", err)
+	if tr.gone() {
+		log.InfoContext(ctx, "session deleted during the turn; statistics not written", "session", t.req.Key.ThreadID)
+	} else if err := t.r.o.Store.AddTurnStats(ctx, t.req.Key, tr.stats); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			log.InfoContext(ctx, "session deleted during the turn; statistics not written", "session", t.req.Key.ThreadID)
+		} else {
+			log.ErrorContext(ctx, "write turn statistics", "session", t.req.Key.ThreadID, "err", err)
+		}
 	}
 	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
-		t.r.log.Error("release session lease", "session", t.req.Key.ThreadID, "err", err)
+		log.ErrorContext(ctx, "release session lease", "session", t.req.Key.ThreadID, "err", err)
 	}
 }
 
-// watch polls the abort flag and renews the lease until ctx ends; an abort
-// or a lost lease cancels the turn.
+// watch polls the abort flag and renews the lease until ctx ends; an abort,
+// a lost lease or a deleted session (store.ErrNotFound) cancels the turn.
 func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc) {
-	o := t.r.o
+	o, log := t.r.o, t.r.log
 	poll := time.NewTicker(o.AbortPoll)
 	defer poll.Stop()
 	renew := time.NewTicker(max(o.LeaseTTL/3, time.Millisecond))
 	defer renew.Stop()
+	gone := func() {
+		log.InfoContext(ctx, "session deleted during the turn; stopping it", "session", t.req.Key.ThreadID)
+		cancel(errSessionGone)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
 			aborted, err := o.Store.AbortRequested(ctx, t.req.Key)
-			if err != nil {
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				gone()
+				return
+			case err != nil:
 				if ctx.Err() == nil {
-					t.r.log.Warn("read abort flag", "session", t.req.Key.ThreadID, "err", err)
+					log.WarnContext(ctx, "read abort flag", "session", t.req.Key.ThreadID, "err", err)
 				}
-				continue
-			}
-			if aborted {
+			case aborted:
 				cancel(errAborted)
 				return
 			}
 		case <-renew.C:
 			err := o.Store.RenewLease(ctx, t.req.Key, t.owner, o.LeaseTTL)
 			switch {
+			case errors.Is(err, store.ErrNotFound):
+				gone()
+				return
 			case errors.Is(err, store.ErrLeaseLost):
-				t.r.log.Warn("session lease lost", "session", t.req.Key.ThreadID)
+				log.WarnContext(ctx, "session lease lost", "session", t.req.Key.ThreadID)
 				cancel(errLeaseLost)
 				return
 			case err != nil && ctx.Err() == nil:
-				t.r.log.Warn("renew session lease", "session", t.req.Key.ThreadID, "err", err)
+				log.WarnContext(ctx, "renew session lease", "session", t.req.Key.ThreadID, "err", err)
 			}
 		}
 	}

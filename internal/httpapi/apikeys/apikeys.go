@@ -126,14 +126,13 @@ type KeyCreated struct {
 
 // Key is a listed key (never its secret).
 type Key struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Prefix     string  `json:"prefix"`
-	Status     string  `json:"status"`
-	CreatedAt  string  `json:"created_at"`
-	ExpiresAt  *string `json:"expires_at"`
-	RevokedAt  *string `json:"revoked_at"`
-	LastUsedAt *string `json:"last_used_at"`
+	ID        string  `json:"id"`
+	Name      string  `json:"name"`
+	Prefix    string  `json:"prefix"`
+	Status    string  `json:"status"`
+	CreatedAt string  `json:"created_at"`
+	ExpiresAt *string `json:"expires_at"`
+	RevokedAt *string `json:"revoked_at"`
 }
 
 // owner returns the user whose keys the request manages: the caller, when
@@ -238,7 +237,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, fmt.Errorf("create api key: %w", err))
 		return
 	}
-	httpapi.Logger(r.Context()).Info("api key created", "key_id", k.ID, "prefix", k.Prefix)
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api key created", "key_id", k.ID, "prefix", k.Prefix)
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusCreated, KeyCreated{
 		ID: k.ID, Name: k.Name, Key: secret, Prefix: k.Prefix,
@@ -264,7 +263,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		out = append(out, Key{
 			ID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: status(k, now),
 			CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
-			RevokedAt: optTime(k.RevokedAt), LastUsedAt: optTime(k.LastUsed),
+			RevokedAt: optTime(k.RevokedAt),
 		})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
@@ -290,7 +289,7 @@ func (h *Handlers) revoke(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, fmt.Errorf("revoke api key: %w", err))
 		return
 	}
-	httpapi.Logger(r.Context()).Info("api key revoked", "key_id", keyID)
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api key revoked", "key_id", keyID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -322,7 +321,7 @@ func (h *Handlers) revokeAll(w http.ResponseWriter, r *http.Request) {
 		}
 		n++
 	}
-	httpapi.Logger(r.Context()).Info("api keys revoked", "count", n)
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api keys revoked", "count", n)
 	httpapi.WriteJSON(w, http.StatusOK, RevokedAll{Revoked: n})
 }
 

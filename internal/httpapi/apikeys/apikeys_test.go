@@ -86,6 +86,10 @@ func TestCreateListRevoke(t *testing.T) {
 	if keys[0].ID != noExp.ID || keys[1].ID != k.ID || keys[1].Status != apikeys.StatusActive || keys[1].RevokedAt != nil {
 		t.Fatalf("list order/status = %+v", keys)
 	}
+	// Last use is not tracked, so it is not advertised.
+	if strings.Contains(raw, "last_used") {
+		t.Fatalf("list advertises a last use that is never written: %s", raw)
+	}
 	if bob, _ := list(t, e, "Bearer "+e.Token("bob")); len(bob) != 0 {
 		t.Fatalf("bob sees %+v", bob)
 	}

@@ -246,6 +246,7 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 			httpapi.Logger(r.Context()).Error("chat stream panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			_ = turn.Release(context.WithoutCancel(r.Context()))
 			if !done {
+				s.End()
 				_ = s.JSON(event{Type: "error", Error: "An internal error stopped the response.", SessionID: sessionID})
 				_ = s.JSON(event{Type: "done", SessionID: sessionID})
 			}
@@ -258,6 +259,7 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 		}
 		if ev.Type == agent.EventDone {
 			done = true
+			s.End() // no heartbeat after done
 		}
 		// A failed write means the client left; the turn notices through
 		// the request context and finishes persisting.
@@ -281,6 +283,9 @@ func (h *Handlers) collect(w http.ResponseWriter, r *http.Request, turn *agent.T
 	turn.Run(r.Context(), func(ev agent.Event) {
 		switch ev.Type {
 		case agent.EventContent:
+			if out.MessageID != "" && ev.MessageID != out.MessageID && b.Len() > 0 {
+				b.WriteString(agent.StepSeparator)
+			}
 			b.WriteString(ev.Content)
 			out.MessageID = ev.MessageID
 		case agent.EventToolEnd:

@@ -50,20 +50,18 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	if mayHaveSideEffects(a) {
-		w.Header().Set(HeaderShouldRetry, "false")
-	}
-	st := &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel}
+	st := &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a)}
 	defer st.close()
 	defer func() {
 		if p := recover(); p != nil {
 			g.recoverStream(w, r, st, p)
 		}
 	}()
+	var text steps
 	_, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
 		switch ev.Type {
 		case agent.EventContent:
-			st.send(Token{Token: ev.Content})
+			st.send(Token{Token: text.text(ev)})
 		case agent.EventError:
 			st.send(streamError(ev.Error))
 		default:
@@ -75,7 +73,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 			g.failRun(w, r, err)
 			return
 		}
-		g.logger(r).Error("stateless run failed after events", "err", err)
+		g.logger(r).ErrorContext(r.Context(), "stateless run failed after events", "err", err)
 		st.send(streamError("The response failed."))
 	}
 	st.done()
@@ -100,7 +98,7 @@ func (g *Gateway) chatSync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Error != "" {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: res.Error, Code: "agent_error", NoRetry: res.SideEffects})
+		g.failLate(w, r, res)
 		return
 	}
 	if res.SideEffects {

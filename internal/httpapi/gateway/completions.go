@@ -124,6 +124,7 @@ type completionStream struct {
 	model        string
 	includeUsage bool
 	act          activity
+	text         steps
 	// calls are the client tool calls streamed so far, by message id and
 	// index in the model's message; each gets the next OpenAI index.
 	calls map[callKey]*clientCall
@@ -151,7 +152,7 @@ func (cs *completionStream) chunk(d delta, finish *string) chunk {
 func (cs *completionStream) emit(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventContent:
-		c := ev.Content
+		c := cs.text.text(ev)
 		cs.st.send(cs.chunk(delta{Content: &c}, nil))
 		return
 	case agent.EventToolCall:
@@ -195,13 +196,8 @@ func (cs *completionStream) clientToolCall(msgID string, tc *agent.ToolCallEvent
 func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *agent.Agent, model string, rr *runRequest) {
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	if mayHaveSideEffects(a) {
-		// Headers leave with the first event, before any tool has run: say
-		// up front that this request must not be replayed.
-		w.Header().Set(HeaderShouldRetry, "false")
-	}
 	cs := &completionStream{id: completionID(), created: g.o.Now().Unix(), model: model, includeUsage: rr.includeUsage}
-	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, opened: func() {
+	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a), opened: func() {
 		empty := ""
 		_ = cs.st.s.JSON(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
 	}}
@@ -219,7 +215,7 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 			return
 		}
 		// Not expected (RunStateless reports late failures as events).
-		g.logger(r).Error("stateless run failed after events", "err", err)
+		g.logger(r).ErrorContext(r.Context(), "stateless run failed after events", "err", err)
 		cs.st.send(streamError("The response failed."))
 		cs.st.done()
 		return
@@ -236,16 +232,35 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 	cs.st.done()
 }
 
-// failRun answers an error RunStateless returned before any event.
+// failRun answers an error RunStateless returned before any event: nothing
+// ran, so the answer says not to retry only when the error itself does
+// (writeError drops any x-should-retry set before).
 func (g *Gateway) failRun(w http.ResponseWriter, r *http.Request, err error) {
 	if ae := runError(err); ae != nil {
 		if ae.Status >= 500 {
-			g.logger(r).Warn("gateway run failed", "status", ae.Status, "err", err)
+			g.logger(r).WarnContext(r.Context(), "gateway run failed", "status", ae.Status, "err", err)
 		}
 		writeError(w, ae)
 		return
 	}
 	g.fail(w, r, err)
+}
+
+// failLate answers a non-streamed run that failed after it started
+// (res.Error): with the status of the underlying error (429 with
+// Retry-After, 504, 502, ...), else a 500 agent_error, and x-should-retry:
+// false once a side-effecting tool ran.
+func (g *Gateway) failLate(w http.ResponseWriter, r *http.Request, res *agent.StatelessResult) {
+	ae := runError(res.Err)
+	if ae == nil {
+		ae = &apiError{Status: http.StatusInternalServerError, Code: "agent_error"}
+	}
+	ae.Message = res.Error
+	ae.NoRetry = ae.NoRetry || res.SideEffects
+	if ae.Status >= 500 {
+		g.logger(r).WarnContext(r.Context(), "gateway run failed", "status", ae.Status, "err", res.Err)
+	}
+	writeError(w, ae)
 }
 
 // completeOnce runs the agent and answers one chat.completion.
@@ -267,7 +282,7 @@ func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model str
 		return
 	}
 	if res.Error != "" {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: res.Error, Code: "agent_error", NoRetry: res.SideEffects})
+		g.failLate(w, r, res)
 		return
 	}
 	if res.SideEffects {

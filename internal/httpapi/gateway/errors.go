@@ -38,7 +38,8 @@ type apiError struct {
 	// RetryAfter is sent as Retry-After when positive.
 	RetryAfter time.Duration
 	// NoRetry sends x-should-retry: false (a side effect happened, or
-	// retrying cannot help).
+	// retrying cannot help); without it the header is removed, so that the
+	// SDKs' own retry of 429 and 5xx applies.
 	NoRetry bool
 }
 
@@ -87,6 +88,8 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	}
 	if e.NoRetry {
 		h.Set(HeaderShouldRetry, "false")
+	} else {
+		h.Del(HeaderShouldRetry)
 	}
 	httpapi.WriteJSON(w, e.Status, e.body())
 }
@@ -109,12 +112,14 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, &apiError{Status: st, Message: se.Message})
 		return
 	}
-	g.logger(r).Error("gateway request failed", "err", err)
+	g.logger(r).ErrorContext(r.Context(), "gateway request failed", "err", err)
 	writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
 }
 
-// runError maps an error RunStateless returned before anything was
-// emitted (so nothing ran and a retry is safe unless said otherwise).
+// runError maps an error of RunStateless: one returned before anything was
+// emitted (nothing ran: a retry is safe unless said otherwise), or the Err
+// of a failed result (the caller adds NoRetry when a side effect
+// happened). It returns nil for an error it does not know.
 func runError(err error) *apiError {
 	var le *llm.Error
 	switch {

@@ -382,7 +382,7 @@ func TestSideEffectsNoRetry(t *testing.T) {
 		llmtest.Reply{Status: 500},
 	)
 	r := e.post("/v1/chat/completions", map[string]any{"model": "media-agent", "messages": []any{userMsg("request Dune")}})
-	body := checkError(t, r, http.StatusInternalServerError, "server_error")
+	body := checkError(t, r, http.StatusBadGateway, "server_error")
 	if r.Header.Get("X-Should-Retry") != "false" || !strings.Contains(body.Error.Message, "LLM provider failed") {
 		t.Fatalf("headers %v body %s", r.Header, r.Body)
 	}

@@ -71,6 +71,11 @@ func userID(r *http.Request) string {
 type streamer struct {
 	w         http.ResponseWriter
 	heartbeat time.Duration
+	// noRetry sends x-should-retry: false with the stream's headers. They
+	// leave with the first event, before any tool has run, so an agent that
+	// may have side effects must say it up front; an error answered before
+	// the stream started carries the header only when the error says so.
+	noRetry bool
 	// cancel stops the run when the client cannot be written to (in Lambda
 	// a gone client does not cancel the request context).
 	cancel context.CancelFunc
@@ -84,6 +89,9 @@ func (st *streamer) started() bool { return st.s != nil }
 func (st *streamer) start() {
 	if st.s != nil {
 		return
+	}
+	if st.noRetry {
+		st.w.Header().Set(HeaderShouldRetry, "false")
 	}
 	st.s = sse.Start(&quietStart{ResponseWriter: st.w})
 	st.s.Heartbeat(st.heartbeat, func(s *sse.Stream) { _ = s.Comment("keep-alive") })
@@ -100,9 +108,10 @@ func (st *streamer) send(v any) {
 	}
 }
 
-// done writes the closing data: [DONE].
+// done writes the closing data: [DONE], after which no keep-alive comes.
 func (st *streamer) done() {
 	st.start()
+	st.s.End()
 	_ = st.s.Data([]byte("[DONE]"))
 }
 
@@ -126,13 +135,31 @@ func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *stre
 	if p == http.ErrAbortHandler {
 		panic(p)
 	}
-	g.logger(r).Error("gateway handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	g.logger(r).ErrorContext(r.Context(), "gateway handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 	if st != nil && st.started() {
 		st.send(streamError("An internal error stopped the response."))
 		st.done()
 		return
 	}
 	writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+}
+
+// steps separates the text of successive agent steps in one answer (see
+// agent.StepSeparator): the first content of a new step gets the separator
+// when content was already sent.
+type steps struct {
+	sent bool
+	last string
+}
+
+// text returns the content of a content event as it is sent.
+func (s *steps) text(ev agent.Event) string {
+	c := ev.Content
+	if s.sent && ev.MessageID != s.last {
+		c = agent.StepSeparator + c
+	}
+	s.sent, s.last = true, ev.MessageID
+	return c
 }
 
 // activity renders the agent's own tool activity as reasoning text, which
