@@ -1,7 +1,7 @@
-// Command v1-agents serves GET /v1/agents, as an AWS Lambda function behind
-// the HTTP API.
+// Command v1-agents serves GET /v1/agents (the agent list, from a static
+// catalogue), as an AWS Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/gatewayfn"
+import "agentchat/internal/lambdaapp/catalogfn"
 
-func main() { gatewayfn.Main("v1-agents") }
+func main() { catalogfn.Main("v1-agents") }

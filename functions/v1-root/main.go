@@ -1,7 +1,7 @@
-// Command v1-root serves GET /v1/ (gateway status), as an AWS Lambda function
-// behind the HTTP API.
+// Command v1-root serves GET /v1 and GET /v1/ (gateway status), as an AWS
+// Lambda function behind the HTTP API. It reads no secret and opens no store.
 package main
 
-import "agentchat/internal/lambdaapp/gatewayfn"
+import "agentchat/internal/lambdaapp/catalogfn"
 
-func main() { gatewayfn.Main("v1-root") }
+func main() { catalogfn.Main("v1-root") }

@@ -3,6 +3,7 @@
 package agents
 
 import (
+	"agentchat/internal/agents/catalog"
 	"context"
 	"fmt"
 	"strings"
@@ -13,9 +14,9 @@ import (
 
 // Agent ids.
 const (
-	Naked       = "naked"
-	GNS3Copilot = "gns3-copilot"
-	MediaAgent  = "media-agent"
+	Naked       = catalog.Naked
+	GNS3Copilot = catalog.GNS3Copilot
+	MediaAgent  = catalog.MediaAgent
 )
 
 // Modes of the gns3-copilot (copilot_mode).
@@ -71,7 +72,7 @@ func DefaultRegistry(deps Deps) *agent.Registry {
 func NewNaked() *agent.Agent {
 	return &agent.Agent{
 		ID:           Naked,
-		Description:  "Plain assistant without tools; also answers for unknown model names.",
+		Description:  catalog.NakedDescription,
 		SystemPrompt: "You are a helpful assistant. Answer clearly and concisely, in the language the user writes in.",
 	}
 }
@@ -100,7 +101,7 @@ const gns3NoTools = "GNS3 tools are not available on this server: you cannot rea
 func NewGNS3Copilot(hook GNS3Hook) *agent.Agent {
 	return &agent.Agent{
 		ID:           GNS3Copilot,
-		Description:  "GNS3 network-lab copilot: explains, builds and troubleshoots lab topologies (modes teaching_assistant, the default, and lab_automation_assistant).",
+		Description:  catalog.GNS3CopilotDescription,
 		SystemPrompt: gns3Prompt,
 		Prepare: func(ctx context.Context, t agent.TurnInfo) (string, []agent.Skill, error) {
 			mode, err := ParseMode(t.Mode)
@@ -128,7 +129,7 @@ func NewGNS3Copilot(hook GNS3Hook) *agent.Agent {
 func NewMediaAgent(c *seerr.Client) *agent.Agent {
 	return &agent.Agent{
 		ID:          MediaAgent,
-		Description: "Media requests assistant: finds movies and TV shows and requests them through Overseerr/Jellyseerr (Seerr).",
+		Description: catalog.MediaAgentDescription,
 		SystemPrompt: "You are the Media Agent: you help people find movies and TV shows and request them for their media library. " +
 			"Be brief and friendly. Check facts (titles, years, availability, existing requests) with your tools instead of guessing. " +
 			"After a request, say what was requested and whether it awaits approval. If Seerr is not configured or fails, tell the user plainly.",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"agentchat/internal/lambdaapp/catalogfn"
 	"agentchat/internal/lambdaapp/lambdatest"
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/store"
@@ -175,5 +176,47 @@ func TestStreamingBootstrapEndToEnd(t *testing.T) {
 	}
 	if out := p.Output(); bytes.Contains([]byte(out), []byte(llmKey)) || strings.Contains(out, lambdatest.Secret) {
 		t.Fatal("a secret appears in the function's logs")
+	}
+}
+
+// TestBareBootstrap runs the built v1-root bootstrap, a bare function,
+// with the template's global environment (a secret named by JWT_SECRET_PARAM
+// included): it must answer GET /v1 without one call to SSM and without a
+// reachable DynamoDB.
+func TestBareBootstrap(t *testing.T) {
+	path := bootstrapPath(t, catalogfn.RootFunction)
+	ssm := lambdatest.NewSSM(t, map[string]string{jwtParam: lambdatest.Secret})
+	env := map[string]string{
+		"STORE": "dynamodb", "TABLE_NAME": "t-bare", "DYNAMODB_ENDPOINT": "http://127.0.0.1:9",
+		"AWS_REGION": lambdatest.Region, "AWS_ACCESS_KEY_ID": "lambdatest", "AWS_SECRET_ACCESS_KEY": "lambdatest",
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_ENDPOINT_URL_SSM": ssm.URL, "JWT_SECRET_PARAM": jwtParam, "LOG_LEVEL": "info",
+	}
+	ev, err := lambdatest.APIRequest("GET "+catalogfn.PathRootBare, "/v1", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := lambdatest.NewRuntime(t, catalogfn.RootFunction)
+	inv := rt.Invoke(payload, funcLimit)
+	p := lambdatest.StartBootstrap(t, path, rt, env)
+	ctx, cancel := context.WithTimeout(context.Background(), funcLimit)
+	defer cancel()
+	res, err := inv.Wait(ctx)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, p.Output())
+	}
+	var resp struct {
+		StatusCode int    `json:"statusCode"`
+		Body       string `json:"body"`
+	}
+	if err := json.Unmarshal(res.Body, &resp); err != nil || resp.StatusCode != 200 || strings.TrimSpace(resp.Body) != `{"status":"ok"}` {
+		t.Fatalf("response %s (%v), error %s\n%s", res.Body, err, res.Error, p.Output())
+	}
+	if calls := ssm.Calls(); len(calls) != 0 {
+		t.Fatalf("a bare function called SSM: %+v", calls)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"agentchat/internal/lambdaapp"
 	"agentchat/internal/lambdaapp/apikeysfn"
+	"agentchat/internal/lambdaapp/catalogfn"
 	"agentchat/internal/lambdaapp/removal"
 	"agentchat/internal/lambdaapp/sessionsfn"
 )
@@ -21,6 +23,7 @@ var neverLinked = []string{"modernc.org/sqlite", "agentchat/internal/store/sqlit
 // agent must not link (bigger binaries, slower cold starts).
 var agentSide = []string{
 	"agentchat/internal/llm", "agentchat/internal/agent", "agentchat/internal/agents", "agentchat/internal/wire/agentwire",
+	"agentchat/internal/httpapi/gateway", "agentchat/internal/tools/seerr",
 	"github.com/sashabaranov/go-openai", "github.com/openai/openai-go/v3",
 }
 
@@ -63,8 +66,10 @@ func TestFunctionDependencies(t *testing.T) {
 	names := folders(t)
 	all := deps(t, names)
 	noAgent := []string{removal.DeleteFunction, removal.WorkerFunction}
-	for _, f := range append(sessionsfn.Funcs(), apikeysfn.Funcs()...) {
-		noAgent = append(noAgent, f.Name)
+	for _, funcs := range [][]lambdaapp.Func{sessionsfn.Funcs(), apikeysfn.Funcs(), catalogfn.Funcs()} {
+		for _, f := range funcs {
+			noAgent = append(noAgent, f.Name)
+		}
 	}
 	for _, name := range names {
 		d, ok := all[name]

@@ -7,6 +7,8 @@ import (
 	"go/parser"
 	"go/token"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +23,7 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/lambdaapp/apikeysfn"
+	"agentchat/internal/lambdaapp/catalogfn"
 	"agentchat/internal/lambdaapp/chatfn"
 	"agentchat/internal/lambdaapp/gatewayfn"
 	"agentchat/internal/lambdaapp/lambdatest"
@@ -38,6 +41,7 @@ func surfaces() map[string][]lambdaapp.Func {
 		p + "removal":    append(removal.Funcs(), lambdaapp.Func{Name: removal.WorkerFunction}),
 		p + "chatfn":     chatfn.Funcs(),
 		p + "gatewayfn":  gatewayfn.Funcs(),
+		p + "catalogfn":  catalogfn.Funcs(),
 		p + "apikeysfn":  apikeysfn.Funcs(),
 	}
 }
@@ -329,89 +333,244 @@ func TestTemplateMatchesFunctions(t *testing.T) {
 	}
 }
 
-// TestTemplateSecretsAndPolicies checks that each function may read the
-// SSM parameters it is told to read at cold start, and that only the
-// removal functions may invoke a function.
+// policy is one entry of a function's Policies: a policy template with its
+// parameters, and the condition of the !If around it ("" for none).
+type policy struct {
+	name   string
+	params node
+	cond   string
+}
+
+// functionPolicies returns the Policies of fn, reporting entries that are
+// not (optionally conditional) policy templates.
+func functionPolicies(t *testing.T, id string, fn node) []policy {
+	t.Helper()
+	var out []policy
+	for _, p := range fn.get("Properties", "Policies").items() {
+		cond := ""
+		if p.tag() == "!If" {
+			items := p.items()
+			if len(items) != 3 || !isNoValue(items[2]) {
+				t.Errorf("%s: a conditional policy must be !If [condition, policy, !Ref AWS::NoValue]", id)
+				continue
+			}
+			cond, p = items[0].str(), items[1]
+		}
+		if p.tag() == "" && p.str() != "" {
+			t.Errorf("%s: policy %q: use a scoped policy template, not a managed policy", id, p.str())
+			continue
+		}
+		e := p.entries()
+		if len(e) != 1 {
+			t.Errorf("%s: a policy entry that is not one policy template", id)
+			continue
+		}
+		out = append(out, policy{name: e[0][0].str(), params: e[0][1], cond: cond})
+	}
+	return out
+}
+
+func isNoValue(n node) bool { return n.tag() == "!Ref" && n.str() == "AWS::NoValue" }
+
+// roleGrant is one statement of an AWS::IAM::Policy on a function's role.
+type roleGrant struct {
+	policy, action string
+	resource       node
+}
+
+// roleGrants returns, by function LogicalId, the statements of the
+// AWS::IAM::Policy resources attached to the roles SAM generates for the
+// functions (<LogicalId>Role).
+func roleGrants(t *testing.T, tpl node, fns map[string]node) map[string][]roleGrant {
+	t.Helper()
+	out := map[string][]roleGrant{}
+	for _, e := range tpl.get("Resources").entries() {
+		if e[1].get("Type").str() != "AWS::IAM::Policy" {
+			continue
+		}
+		name := e[0].str()
+		var attached []string
+		for _, r := range e[1].get("Properties", "Roles").items() {
+			fn, ok := strings.CutSuffix(r.str(), "Role")
+			if r.tag() != "!Ref" || !ok || !fns[fn].ok() {
+				t.Errorf("%s: attached to %s %s, not to the generated role of a function (!Ref <LogicalId>Role)", name, r.tag(), r.str())
+				continue
+			}
+			attached = append(attached, fn)
+		}
+		for _, st := range e[1].get("Properties", "PolicyDocument", "Statement").items() {
+			if st.get("Effect").str() != "Allow" {
+				t.Errorf("%s: statement with Effect %q", name, st.get("Effect").str())
+			}
+			for _, fn := range attached {
+				out[fn] = append(out[fn], roleGrant{policy: name, action: st.get("Action").str(), resource: st.get("Resource")})
+			}
+		}
+	}
+	return out
+}
+
+// envParam is an environment variable naming an SSM parameter.
+type envParam struct {
+	variable, param, cond string
+}
+
+// secretParams returns the VAR_PARAM variables of fn (the globals, then
+// its own), skipping those its own environment blanks ("").
+func secretParams(t *testing.T, tpl node, id string, fn node) []envParam {
+	t.Helper()
+	env := map[string]node{}
+	for _, e := range tpl.get("Globals", "Function", "Environment", "Variables").entries() {
+		env[e[0].str()] = e[1]
+	}
+	for _, e := range fn.get("Properties", "Environment", "Variables").entries() {
+		env[e[0].str()] = e[1]
+	}
+	var out []envParam
+	for name, v := range env {
+		if !strings.HasSuffix(name, lambdaapp.ParamSuffix) {
+			if slices.Contains(lambdaapp.SecretVars(), name) {
+				t.Errorf("%s: secret %s given as a plain environment value", id, name)
+			}
+			continue
+		}
+		if v.tag() == "!!str" && v.str() == "" {
+			continue // blanked: the function reads no such secret
+		}
+		param, cond := parameterOf(v)
+		if param == "" {
+			t.Errorf("%s: %s does not name a parameter under /${SecretsPrefix}/", id, name)
+			continue
+		}
+		out = append(out, envParam{variable: name, param: param, cond: cond})
+	}
+	return out
+}
+
+// TestTemplateSecretsAndPolicies checks least privilege: each function may
+// read exactly the SSM parameters it is told to read at cold start, under
+// the same condition (an optional secret's policy is as conditional as
+// its variable); bare functions have no policy; only the removal functions
+// may invoke a function (the delete function the worker, the worker
+// itself), and no function has a fixed name.
 func TestTemplateSecretsAndPolicies(t *testing.T) {
 	tpl := loadTemplate(t)
-	globalEnv := tpl.get("Globals", "Function", "Environment", "Variables")
-	for id, fn := range templateFunctions(tpl) {
-		readable := map[string]bool{}
+	fns := templateFunctions(tpl)
+	byID := map[string]lambdaapp.Func{}
+	for _, funcs := range surfaces() {
+		for _, f := range funcs {
+			byID[logicalID(f.Name)] = f
+		}
+	}
+	grants := roleGrants(t, tpl, fns)
+	workerID, deleteID := logicalID(removal.WorkerFunction), logicalID(removal.DeleteFunction)
+	for id, fn := range fns {
+		if fn.get("Properties", "FunctionName").ok() {
+			t.Errorf("%s: a fixed FunctionName (with the stack name, over Lambda's 64 characters for long stack names); let CloudFormation name it", id)
+		}
+		pols := functionPolicies(t, id, fn)
+		readable := map[string]string{} // parameter → condition
 		invokes := false
 		tablePolicy := ""
-		for _, p := range fn.get("Properties", "Policies").items() {
-			if name := p.get("SSMParameterReadPolicy", "ParameterName"); name.ok() {
-				readable[strings.TrimPrefix(name.str(), "${SecretsPrefix}/")] = true
-			}
-			if p.get("LambdaInvokePolicy").ok() {
-				invokes = true
-			}
-			for _, pol := range []string{"DynamoDBReadPolicy", "DynamoDBCrudPolicy"} {
-				if tbl := p.get(pol, "TableName"); tbl.ok() {
-					if tbl.tag() != "!Ref" || tbl.str() != "Table" {
-						t.Errorf("%s: %s on %s, want !Ref Table", id, pol, tbl.str())
-					}
-					tablePolicy = pol
+		for _, p := range pols {
+			switch p.name {
+			case "SSMParameterReadPolicy":
+				param, ok := strings.CutPrefix(p.params.get("ParameterName").str(), "${SecretsPrefix}/")
+				if p.params.get("ParameterName").tag() != "!Sub" || !ok {
+					t.Errorf("%s: SSMParameterReadPolicy on %q, want !Sub ${SecretsPrefix}/<name>", id, p.params.get("ParameterName").str())
 				}
-			}
-			if p.tag() == "" && p.str() != "" {
-				t.Errorf("%s: policy %q: use a scoped policy template, not a managed policy", id, p.str())
+				readable[param] = p.cond
+			case "LambdaInvokePolicy":
+				invokes = true
+				if id == deleteID {
+					if f := p.params.get("FunctionName"); f.tag() != "!Ref" || f.str() != workerID || p.cond != "" {
+						t.Errorf("%s: may invoke %s %s, want !Ref %s", id, f.tag(), f.str(), workerID)
+					}
+				}
+			case "DynamoDBReadPolicy", "DynamoDBCrudPolicy":
+				if tbl := p.params.get("TableName"); tbl.tag() != "!Ref" || tbl.str() != "Table" {
+					t.Errorf("%s: %s on %s, want !Ref Table", id, p.name, tbl.str())
+				}
+				tablePolicy = p.name
 			}
 		}
-		worker := id == logicalID(removal.WorkerFunction)
-		if invokes != (worker || id == logicalID(removal.DeleteFunction)) {
+		for _, g := range grants[id] {
+			if g.action != "lambda:InvokeFunction" {
+				t.Errorf("%s: %s grants %q; only a self-invocation is expected there", id, g.policy, g.action)
+				continue
+			}
+			invokes = true
+			if g.resource.tag() != "!GetAtt" || g.resource.str() != id+".Arn" {
+				t.Errorf("%s: %s lets it invoke %s %s, want only itself (!GetAtt %s.Arn)", id, g.policy, g.resource.tag(), g.resource.str(), id)
+			}
+		}
+		if invokes != (id == workerID || id == deleteID) {
 			t.Errorf("%s: lambda:InvokeFunction granted %v; only the removal functions may invoke", id, invokes)
 		}
-		if worker {
+		if f, ok := byID[id]; ok && f.Bare {
+			if len(pols) > 0 || len(grants[id]) > 0 {
+				t.Errorf("%s: a bare function reads no secret and opens no table; it needs no policy", id)
+			}
+			if ps := secretParams(t, tpl, id, fn); len(ps) > 0 {
+				t.Errorf("%s: a bare function reads no secret, but its environment names %+v (blank them with \"\")", id, ps)
+			}
+			continue
+		}
+		if id == workerID {
 			if tablePolicy != "DynamoDBCrudPolicy" {
 				t.Errorf("%s: the worker deletes: it needs DynamoDBCrudPolicy", id)
 			}
-			continue // the worker reads no secret
-		}
-		env := map[string]node{}
-		for _, e := range globalEnv.entries() {
-			env[e[0].str()] = e[1]
-		}
-		for _, e := range fn.get("Properties", "Environment", "Variables").entries() {
-			env[e[0].str()] = e[1]
-		}
-		for name, v := range env {
-			if !strings.HasSuffix(name, lambdaapp.ParamSuffix) {
-				if slices.Contains(lambdaapp.SecretVars(), name) {
-					t.Errorf("%s: secret %s given as a plain environment value", id, name)
-				}
-				continue
+			if !slices.ContainsFunc(grants[id], func(g roleGrant) bool { return g.resource.str() == id+".Arn" }) {
+				t.Errorf("%s: the worker must be allowed to invoke itself (an AWS::IAM::Policy on %sRole)", id, id)
 			}
-			param := parameterOf(v)
-			if param == "" {
-				t.Errorf("%s: %s does not name a parameter under /${SecretsPrefix}/", id, name)
-				continue
+			if len(readable) > 0 {
+				t.Errorf("%s: the worker reads no secret, but may read %v", id, readable)
 			}
-			if !readable[param] {
-				t.Errorf("%s: reads %s (%s) at cold start but has no SSMParameterReadPolicy for it", id, param, name)
+			continue
+		}
+		if id == deleteID {
+			if w := fn.get("Properties", "Environment", "Variables", removal.WorkerEnv); w.tag() != "!Ref" || w.str() != workerID {
+				t.Errorf("%s: %s must be !Ref %s (the worker's generated name)", id, removal.WorkerEnv, workerID)
+			}
+		}
+		used := map[string]bool{}
+		for _, ep := range secretParams(t, tpl, id, fn) {
+			used[ep.param] = true
+			cond, ok := readable[ep.param]
+			switch {
+			case !ok:
+				t.Errorf("%s: reads %s (%s) at cold start but has no SSMParameterReadPolicy for it", id, ep.param, ep.variable)
+			case cond != ep.cond:
+				t.Errorf("%s: reads %s under condition %q but its policy has condition %q (same !If on both)", id, ep.param, ep.cond, cond)
+			}
+		}
+		for param := range readable {
+			if !used[param] {
+				t.Errorf("%s: may read %s, which no variable of its environment names", id, param)
 			}
 		}
 	}
 }
 
 // parameterOf returns the parameter name under the secrets prefix of an
-// environment value: !Sub /${SecretsPrefix}/x, or !If [cond, !Sub ..., !Ref AWS::NoValue].
-func parameterOf(v node) string {
+// environment value, and its condition: !Sub /${SecretsPrefix}/x, or
+// !If [cond, !Sub ..., !Ref AWS::NoValue].
+func parameterOf(v node) (param, cond string) {
 	if v.tag() == "!If" {
 		items := v.items()
-		if len(items) != 3 || items[2].tag() != "!Ref" || items[2].str() != "AWS::NoValue" {
-			return ""
+		if len(items) != 3 || !isNoValue(items[2]) {
+			return "", ""
 		}
-		v = items[1]
+		cond, v = items[0].str(), items[1]
 	}
 	if v.tag() != "!Sub" {
-		return ""
+		return "", ""
 	}
 	name, ok := strings.CutPrefix(v.str(), "/${SecretsPrefix}/")
 	if !ok {
-		return ""
+		return "", ""
 	}
-	return name
+	return name, cond
 }
 
 func TestTemplateTableAndOutputs(t *testing.T) {
@@ -525,4 +684,128 @@ func checkMain(f *ast.File, name string, funcs map[string][]lambdaapp.Func) erro
 		}
 	}
 	return fmt.Errorf("main must be the single call <pkg>.Main(%q)", name)
+}
+
+// headerList splits a comma-separated header list, lower-cased.
+func headerList(v string) []string {
+	var out []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// lower returns the scalar items of n, lower-cased.
+func lower(n node) []string {
+	var out []string
+	for _, i := range n.items() {
+		out = append(out, strings.ToLower(i.str()))
+	}
+	return out
+}
+
+// routerCORS returns the response headers the router exposes to browsers
+// and the request headers its preflight allows when the browser names
+// none, lower-cased, together with those clients need whatever the router
+// says.
+func routerCORS(t *testing.T) (expose, allow []string) {
+	t.Helper()
+	h := httpapi.NewRouter(httpapi.Deps{Logger: slog.New(slog.DiscardHandler)})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/nowhere", nil))
+	expose = headerList(rec.Header().Get("Access-Control-Expose-Headers"))
+	req := httptest.NewRequest(http.MethodOptions, "/nowhere", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	allow = headerList(rec.Header().Get("Access-Control-Allow-Headers"))
+	for _, x := range []string{"x-request-id", "x-next-cursor", "x-session-id", "x-agent-id", "x-should-retry", "retry-after"} {
+		if !slices.Contains(expose, x) {
+			expose = append(expose, x)
+		}
+	}
+	for _, x := range []string{"authorization", "content-type"} {
+		if !slices.Contains(allow, x) {
+			allow = append(allow, x)
+		}
+	}
+	return expose, allow
+}
+
+// TestTemplateCORS checks the CORS configurations that answer browsers in
+// place of the functions (the HTTP API's, and each function URL's): any
+// origin, the methods routed there, every request header the router's
+// preflight allows (listed: a wildcard would not cover Authorization) and
+// every response header it exposes.
+func TestTemplateCORS(t *testing.T) {
+	tpl := loadTemplate(t)
+	expose, allow := routerCORS(t)
+	check := func(name string, cors node, methods []string) {
+		if !cors.ok() {
+			t.Errorf("%s: no CORS configuration", name)
+			return
+		}
+		if o := lower(cors.get("AllowOrigins")); !slices.Equal(o, []string{"*"}) {
+			t.Errorf("%s: AllowOrigins %v, want [*]", name, o)
+		}
+		got := lower(cors.get("AllowMethods"))
+		for _, m := range methods {
+			if !slices.Contains(got, strings.ToLower(m)) && !slices.Contains(got, "*") {
+				t.Errorf("%s: AllowMethods %v lacks %s", name, got, m)
+			}
+		}
+		got = lower(cors.get("AllowHeaders"))
+		for _, h := range allow {
+			if !slices.Contains(got, h) {
+				t.Errorf("%s: AllowHeaders lacks %s", name, h)
+			}
+		}
+		got = lower(cors.get("ExposeHeaders"))
+		for _, h := range expose {
+			if !slices.Contains(got, h) {
+				t.Errorf("%s: ExposeHeaders lacks %s", name, h)
+			}
+		}
+	}
+	var apiMethods []string
+	for id, fn := range templateFunctions(tpl) {
+		for _, e := range fn.get("Properties", "Events").entries() {
+			if m := e[1].get("Properties", "Method").str(); !slices.Contains(apiMethods, m) {
+				apiMethods = append(apiMethods, m)
+			}
+		}
+		url := fn.get("Properties", "FunctionUrlConfig")
+		if !url.ok() {
+			continue
+		}
+		var methods []string
+		for _, r := range fn.get("Metadata", "Routes").items() {
+			m, _, _ := strings.Cut(r.str(), " ")
+			methods = append(methods, m)
+		}
+		check(id+" FunctionUrlConfig.Cors", url.get("Cors"), methods)
+	}
+	check("HttpApi CorsConfiguration", tpl.get("Resources", "HttpApi", "Properties", "CorsConfiguration"), apiMethods)
+}
+
+// TestTemplateHTTPAPIPaths checks the HTTP API route paths: API Gateway
+// refuses paths ending in '/' (and SAM would drop such a route silently),
+// so the gateway's GET /v1/ is routed as GET /v1.
+func TestTemplateHTTPAPIPaths(t *testing.T) {
+	tpl := loadTemplate(t)
+	for id, fn := range templateFunctions(tpl) {
+		for _, e := range fn.get("Properties", "Events").entries() {
+			p := e[1].get("Properties", "Path").str()
+			if !strings.HasPrefix(p, "/") || (p != "/" && strings.HasSuffix(p, "/")) {
+				t.Errorf("%s: HTTP API route path %q (must start and not end with '/')", id, p)
+			}
+		}
+	}
+	root := templateFunctions(tpl)[logicalID(catalogfn.RootFunction)]
+	if !slices.Contains(declared(t, logicalID(catalogfn.RootFunction), root), "GET "+catalogfn.PathRootBare) {
+		t.Errorf("GET %s is not routed to %s", catalogfn.PathRootBare, catalogfn.RootFunction)
+	}
 }

@@ -17,8 +17,12 @@
 //     away) cancels the request, and the request ends before the Lambda
 //     deadline so that a turn can persist its statistics.
 //
-// Per-surface packages (sessionsfn, chatfn, gatewayfn, apikeysfn, removal)
-// hold the Funcs, so that each function links only what its routes need.
+// Bare functions (Func.Bare) serve public routes from what is built into
+// the binary: they read no secret and open no store.
+//
+// Per-surface packages (sessionsfn, chatfn, gatewayfn, catalogfn,
+// apikeysfn, removal) hold the Funcs, so that each function links only
+// what its routes need.
 package lambdaapp
 
 import (
@@ -59,7 +63,8 @@ func (k Kind) String() string {
 }
 
 // App is what a Builder builds routes from: the shared dependencies and the
-// environment (secrets resolved).
+// environment (secrets resolved). For a bare function (Func.Bare) only
+// Config and Logger are set: there is no store and no authenticator.
 type App struct {
 	*wire.Base
 	// Getenv reads the function's environment, secrets included.
@@ -80,11 +85,21 @@ type Func struct {
 	Patterns []string
 	// Build makes the routes the patterns are selected from.
 	Build Builder
+	// Bare functions serve public routes only, from what is built into the
+	// binary: they read no secret (no SSM call at cold start), open no
+	// store and authenticate no one, so they need no permission at all.
+	Bare bool
 }
 
 // NewFunc returns a Func.
 func NewFunc(name string, kind Kind, build Builder, patterns ...string) Func {
 	return Func{Name: name, Kind: kind, Patterns: patterns, Build: build}
+}
+
+// NewBareFunc returns a bare Func (see Func.Bare): every route of patterns
+// must be public.
+func NewBareFunc(name string, kind Kind, build Builder, patterns ...string) Func {
+	return Func{Name: name, Kind: kind, Patterns: patterns, Build: build, Bare: true}
 }
 
 // Find returns the Func named name.
@@ -114,9 +129,15 @@ func LoadConfig(getenv func(string) string) (*config.Config, error) {
 // Handler builds f's handler: the configuration from getenv, the shared
 // dependencies (logs as JSON to logOut), the routes of f.Patterns on the
 // shared router, and the middleware of f.Kind. release closes the store.
+// A bare function gets only the configuration and the logger (no secret is
+// required and no store is opened; release does nothing).
 func (f Func) Handler(ctx context.Context, getenv func(string) string, logOut io.Writer) (h http.Handler, release func() error, err error) {
 	if f.Build == nil || len(f.Patterns) == 0 {
 		return nil, nil, fmt.Errorf("function %s: no routes", f.Name)
+	}
+	if f.Bare {
+		h, err := f.bareHandler(ctx, getenv, logOut)
+		return h, func() error { return nil }, err
 	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
@@ -137,13 +158,46 @@ func (f Func) Handler(ctx context.Context, getenv func(string) string, logOut io
 		_ = base.Close()
 		return nil, nil, fmt.Errorf("function %s: %w", f.Name, err)
 	}
+	return f.middleware(base.Router, routes, log), base.Close, nil
+}
+
+// bareHandler builds the handler of a bare function: the configuration
+// (no secret required), the logger and the public routes of f.Patterns on
+// the shared router without an authenticator.
+func (f Func) bareHandler(ctx context.Context, getenv func(string) string, logOut io.Writer) (http.Handler, error) {
+	cfg, err := config.Load(getenv, config.LambdaDefaults())
+	if err != nil {
+		return nil, err
+	}
+	log := wire.NewLogger(logOut, cfg.LogLevel).With("function", f.Name)
+	routes, err := f.Build(ctx, &App{Base: &wire.Base{Config: cfg, Logger: log}, Getenv: getenv})
+	if err != nil {
+		return nil, fmt.Errorf("function %s: build routes: %w", f.Name, err)
+	}
+	routes, err = selectRoutes(routes, f.Patterns)
+	if err != nil {
+		return nil, fmt.Errorf("function %s: %w", f.Name, err)
+	}
+	for _, rt := range routes {
+		if !rt.Public {
+			return nil, fmt.Errorf("function %s: route %q needs authentication, which a bare function (no secret, no store) cannot do", f.Name, rt.Pattern())
+		}
+	}
+	router := func(routes ...httpapi.Route) http.Handler {
+		return httpapi.NewRouter(httpapi.Deps{Logger: log}, routes...)
+	}
+	return f.middleware(router, routes, log), nil
+}
+
+// middleware mounts routes on router with the middleware of f.Kind.
+func (f Func) middleware(router func(...httpapi.Route) http.Handler, routes []httpapi.Route, log *slog.Logger) http.Handler {
 	if f.Kind == Stream {
 		for i := range routes {
 			routes[i].Handler = recoverStream(routes[i].Handler, routes[i].Style)
 		}
-		return streamMiddleware(base.Router(routes...), log), base.Close, nil
+		return streamMiddleware(router(routes...), log)
 	}
-	return apiMiddleware(base.Router(routes...), log), base.Close, nil
+	return apiMiddleware(router(routes...), log)
 }
 
 // selectRoutes returns the routes of patterns, or an error naming a pattern
@@ -157,18 +211,22 @@ func selectRoutes(routes []httpapi.Route, patterns []string) ([]httpapi.Route, e
 	return httpapi.Select(routes, patterns...), nil
 }
 
-// Main runs the function named name among funcs: it resolves the secrets,
-// builds the handler and serves invocations until the runtime stops the
-// process. A function that cannot start logs why on stderr and exits 1.
+// Main runs the function named name among funcs: it resolves the secrets
+// (but for a bare function, which reads none), builds the handler and
+// serves invocations until the runtime stops the process. A function that
+// cannot start logs why on stderr and exits 1.
 func Main(funcs []Func, name string) {
 	ctx := context.Background()
 	f, err := Find(funcs, name)
 	if err != nil {
 		Exit(name, err)
 	}
-	getenv, err := ResolveSecrets(ctx, os.Getenv, nil)
-	if err != nil {
-		Exit(name, err)
+	getenv := os.Getenv
+	if !f.Bare {
+		getenv, err = ResolveSecrets(ctx, os.Getenv, nil)
+		if err != nil {
+			Exit(name, err)
+		}
 	}
 	h, _, err := f.Handler(ctx, getenv, os.Stdout)
 	if err != nil {

@@ -237,3 +237,129 @@ func TestHandlerErrors(t *testing.T) {
 		t.Error("Find of an unknown function: no error")
 	}
 }
+
+// corsHeaders returns the Access-Control-* headers of h.
+func corsHeaders(h map[string]string) []string {
+	var out []string
+	for k := range h {
+		if strings.HasPrefix(strings.ToLower(k), "access-control-") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestStreamLeavesCORSToTheFunctionURL checks that no streamed response
+// carries the router's Access-Control-* headers: the function URL's Cors
+// configuration adds its own, and both would reach the browser ("*, *").
+func TestStreamLeavesCORSToTheFunctionURL(t *testing.T) {
+	fx := lambdatest.New(t, endpoint, testFunc(lambdaapp.Stream,
+		route(http.MethodPost, "/sse", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			s := sse.Start(w)
+			_ = s.JSON(map[string]string{"type": "done"})
+		}),
+		route(http.MethodGet, "/json", httpapi.StyleOpenAI, func(w http.ResponseWriter, r *http.Request) {
+			httpapi.WriteJSON(w, http.StatusOK, map[string]string{"object": "list"})
+		}),
+		route(http.MethodGet, "/nothing", httpapi.StyleGNS3, func(http.ResponseWriter, *http.Request) {}),
+		route(http.MethodGet, "/early", httpapi.StyleOpenAI, func(http.ResponseWriter, *http.Request) { panic("early") }),
+		route(http.MethodGet, "/headers-only", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}),
+	), nil)
+	for _, tc := range []struct{ method, path string }{
+		{"POST", "/sse"}, {"GET", "/json"}, {"GET", "/nothing"}, {"GET", "/early"}, {"GET", "/headers-only"}, {"GET", "/not-routed"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp := fx.Stream(tc.method, tc.path, map[string]string{"Origin": "https://app.example"}, "")
+			if got := corsHeaders(resp.Headers); len(got) > 0 {
+				t.Errorf("%s %s: the function sent %v (the function URL adds its own)", tc.method, tc.path, got)
+			}
+			if resp.Headers["X-Request-Id"] == "" {
+				t.Errorf("%s %s: other headers were dropped too: %v", tc.method, tc.path, resp.Headers)
+			}
+		})
+	}
+}
+
+func TestStripCORS(t *testing.T) {
+	h := http.Header{}
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id")
+	h["access-control-max-age"] = []string{"1"} // set without canonicalisation
+	h.Set("X-Request-Id", "r1")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Vary", "Origin")
+	lambdaapp.StripCORS(h)
+	if len(h) != 3 || h.Get("X-Request-Id") != "r1" || h.Get("Content-Type") == "" || h.Get("Vary") == "" {
+		t.Fatalf("after StripCORS: %v", h)
+	}
+}
+
+// deadlineOnly reports a deadline but is never done itself, like an
+// invocation whose deadline has not come: only the function's own bound
+// can stop a handler that waits for its context.
+type deadlineOnly struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// TestAPIRequestBounded checks that an API function's request ends
+// APIGrace before the invocation's deadline, so that its handler answers
+// instead of the Lambda being cut off.
+func TestAPIRequestBounded(t *testing.T) {
+	fx := lambdatest.New(t, endpoint, testFunc(lambdaapp.API,
+		route(http.MethodGet, "/deadline", httpapi.StyleGNS3, func(w http.ResponseWriter, r *http.Request) {
+			d, ok := r.Context().Deadline()
+			httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": ok, "deadline": d.UnixNano()})
+		}),
+		route(http.MethodGet, "/wait", httpapi.StyleOpenAI, func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+			httpapi.Error(w, r, http.StatusGatewayTimeout, "stopped before the deadline")
+		}),
+	), nil)
+	invoke := func(ctx context.Context, target string) (lambdatest.Response, error) {
+		ev, err := lambdatest.APIRequest("GET "+target, target, nil, "")
+		if err != nil {
+			return lambdatest.Response{}, err
+		}
+		resp, err := lambdaapp.APIGateway(fx.Handler)(ctx, ev)
+		return lambdatest.Response{Status: resp.StatusCode, Header: resp.Headers, Body: []byte(resp.Body)}, err
+	}
+
+	// A long invocation: the request keeps exactly APIGrace.
+	deadline := time.Now().Add(time.Hour)
+	resp, err := invoke(deadlineOnly{context.Background(), deadline}, "/deadline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		OK       bool  `json:"ok"`
+		Deadline int64 `json:"deadline"`
+	}
+	resp.JSON(t, &got)
+	if want := deadline.Add(-lambdaapp.APIGrace).UnixNano(); !got.OK || got.Deadline != want {
+		t.Fatalf("request deadline %+v, want %d (the invocation's less APIGrace)", got, want)
+	}
+
+	// A handler that runs until its context ends answers by itself.
+	type result struct {
+		resp lambdatest.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := invoke(deadlineOnly{context.Background(), time.Now().Add(2 * time.Second)}, "/wait")
+		done <- result{resp, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || r.resp.Status != http.StatusGatewayTimeout || !strings.Contains(string(r.resp.Body), "stopped before the deadline") {
+			t.Fatalf("answer %d %s (%v)", r.resp.Status, r.resp.Body, r.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the request was not cancelled before the invocation's deadline")
+	}
+}

@@ -36,13 +36,14 @@ func FunctionURL(h http.Handler) func(context.Context, *events.LambdaFunctionURL
 
 // streamMiddleware bounds the request by the Lambda deadline less RunGrace,
 // cancels it when a write fails (the client went away: in Lambda nothing
-// else cancels the context), and recovers any panic the router lets
-// through (a panic in a lambdaurl handler kills the process).
+// else cancels the context), recovers any panic the router lets through
+// (a panic in a lambdaurl handler kills the process), and drops the CORS
+// headers the router set (see StripCORS).
 func streamMiddleware(next http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := Bound(r.Context(), RunGrace)
 		defer cancel()
-		cw := &tracker{ResponseWriter: w, onWriteError: cancel}
+		cw := &tracker{ResponseWriter: w, onWriteError: cancel, beforeHeader: StripCORS}
 		defer func() {
 			if p := recover(); p != nil {
 				if p != http.ErrAbortHandler {
@@ -52,10 +53,30 @@ func streamMiddleware(next http.Handler, log *slog.Logger) http.Handler {
 					httpapi.Error(cw, r, http.StatusInternalServerError, "Internal server error")
 				}
 			}
+			// lambdaurl sends the headers of a handler that wrote nothing
+			// itself, after it returns.
+			cw.prepareHeader()
 		}()
 		next.ServeHTTP(cw, r.WithContext(ctx))
 	})
 }
+
+// StripCORS deletes the Access-Control-* headers of h. A function URL with
+// a Cors configuration answers CORS preflights itself and adds its own
+// Access-Control-* headers to every response, on top of the function's: a
+// header the router also set would reach the browser twice ("*, *"), which
+// browsers reject. Streaming functions therefore leave CORS to the
+// function URL (template.yaml, FunctionUrlConfig.Cors).
+func StripCORS(h http.Header) {
+	for k := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), corsPrefix) {
+			delete(h, k)
+		}
+	}
+}
+
+// corsPrefix starts the name of every CORS response header.
+const corsPrefix = "Access-Control-"
 
 // Bound returns ctx bounded by its deadline less grace, or less half of
 // what is left when that is under twice grace (ctx unchanged but for a
@@ -124,19 +145,40 @@ func terminalEvents(style httpapi.ErrorStyle, sessionID string) []byte {
 }
 
 // tracker remembers whether the response started and whether the last
-// event written ended the stream, and calls onWriteError (when set) on a
+// event written ended the stream, calls beforeHeader (when set) once with
+// the headers before they are sent, and calls onWriteError (when set) on a
 // failed write. It is safe for concurrent use (SSE heartbeats write from
 // their own goroutine).
 type tracker struct {
 	http.ResponseWriter
 	onWriteError func()
+	beforeHeader func(http.Header)
 	mu           sync.Mutex
 	wrote        bool
+	prepared     bool
 	lastEnd      bool
+}
+
+// prepareHeaderLocked runs beforeHeader once; t.mu is held.
+func (t *tracker) prepareHeaderLocked() {
+	if !t.prepared {
+		t.prepared = true
+		if t.beforeHeader != nil {
+			t.beforeHeader(t.ResponseWriter.Header())
+		}
+	}
+}
+
+// prepareHeader runs beforeHeader unless it already ran.
+func (t *tracker) prepareHeader() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.prepareHeaderLocked()
 }
 
 func (t *tracker) WriteHeader(code int) {
 	t.mu.Lock()
+	t.prepareHeaderLocked()
 	t.wrote = true
 	t.mu.Unlock()
 	t.ResponseWriter.WriteHeader(code)
@@ -144,6 +186,7 @@ func (t *tracker) WriteHeader(code int) {
 
 func (t *tracker) Write(b []byte) (int, error) {
 	t.mu.Lock()
+	t.prepareHeaderLocked()
 	t.wrote = true
 	if end, ok := endsStream(b); ok {
 		t.lastEnd = end
@@ -154,6 +197,19 @@ func (t *tracker) Write(b []byte) (int, error) {
 		t.onWriteError()
 	}
 	return n, err
+}
+
+// FlushError flushes the underlying writer, if it can flush: a flush sends
+// the headers, so beforeHeader runs first.
+func (t *tracker) FlushError() error {
+	t.prepareHeader()
+	err := http.NewResponseController(t.ResponseWriter).Flush()
+	if err == nil {
+		t.mu.Lock()
+		t.wrote = true
+		t.mu.Unlock()
+	}
+	return err
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

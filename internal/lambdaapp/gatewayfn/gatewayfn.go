@@ -1,8 +1,9 @@
-// Package gatewayfn holds the Lambda functions of the agent gateway (/v1):
-// v1-root, v1-agents and v1-chat-sync behind the HTTP API, v1-chat (token
-// SSE) and openai behind response-streaming function URLs. The openai
-// function serves /v1/models, /v1/models/{id} and /v1/chat/completions
-// together, since OpenAI clients use one base URL.
+// Package gatewayfn holds the Lambda functions of the agent gateway (/v1)
+// that run agents: v1-chat-sync behind the HTTP API, v1-chat (token SSE)
+// and openai behind response-streaming function URLs. The openai function
+// serves /v1/models, /v1/models/{id} and /v1/chat/completions together,
+// since OpenAI clients use one base URL. The gateway's status and agent
+// list (v1-root, v1-agents) link no agent code: see package catalogfn.
 package gatewayfn
 
 import (
@@ -20,8 +21,6 @@ import (
 func Funcs() []lambdaapp.Func {
 	get, post := http.MethodGet+" ", http.MethodPost+" "
 	return []lambdaapp.Func{
-		lambdaapp.NewFunc("v1-root", lambdaapp.API, buildRoot, get+gateway.PathRoot, get+gateway.PathRootBare),
-		lambdaapp.NewFunc("v1-agents", lambdaapp.API, buildAgents, get+gateway.PathAgents),
 		lambdaapp.NewFunc("v1-chat", lambdaapp.Stream, buildRuntime, post+gateway.PathChat),
 		lambdaapp.NewFunc("v1-chat-sync", lambdaapp.API, buildRuntime, post+gateway.PathChatSync),
 		lambdaapp.NewFunc("openai", lambdaapp.Stream, buildRuntime, get+gateway.PathModels, get+gateway.PathModel, post+gateway.PathCompletions),
@@ -30,20 +29,6 @@ func Funcs() []lambdaapp.Func {
 
 // Main runs the gateway function named name.
 func Main(name string) { lambdaapp.Main(Funcs(), name) }
-
-// buildRoot serves the status route, which needs nothing.
-func buildRoot(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	return gateway.New(gateway.Options{Logger: app.Logger}).Routes(), nil
-}
-
-// buildAgents serves the agent list, which needs the registry only.
-func buildAgents(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	reg, err := agentwire.Registry(app.Config)
-	if err != nil {
-		return nil, fmt.Errorf("build agents: %w", err)
-	}
-	return gateway.New(gateway.Options{Agents: reg, Logger: app.Logger}).Routes(), nil
-}
 
 // buildRuntime serves the routes that run agents.
 func buildRuntime(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {

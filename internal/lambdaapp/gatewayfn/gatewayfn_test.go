@@ -1,11 +1,15 @@
 package gatewayfn_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"agentchat/internal/httpapi/gateway"
 	"agentchat/internal/lambdaapp"
@@ -29,28 +33,6 @@ func fixture(t *testing.T, name string, llm *llmtest.Server) *lambdatest.Fixture
 		vars = map[string]string{"OPENAI_BASE_URL": llm.BaseURL(), "OPENAI_API_KEY": "sk-test"}
 	}
 	return lambdatest.New(t, endpoint, f, vars)
-}
-
-func TestRootAndAgents(t *testing.T) {
-	root := fixture(t, "v1-root", nil)
-	// The HTTP API routes both /v1 and /v1/ to the function.
-	for route, target := range map[string]string{"GET " + gateway.PathRootBare: "/v1", "GET " + gateway.PathRoot: "/v1/"} {
-		if resp := root.API(route, target, nil, ""); resp.Status != http.StatusOK || !strings.Contains(string(resp.Body), `"ok"`) {
-			t.Errorf("%s: %d %s", target, resp.Status, resp.Body)
-		}
-	}
-	agents := fixture(t, "v1-agents", nil)
-	if resp := agents.API("GET "+gateway.PathAgents, "/v1/agents", nil, ""); resp.Status != http.StatusUnauthorized || !strings.Contains(string(resp.Body), `"error"`) {
-		t.Errorf("agents without credentials: %d %s, want an OpenAI-style 401", resp.Status, resp.Body)
-	}
-	resp := agents.API("GET "+gateway.PathAgents, "/v1/agents", agents.Auth("alice"), "")
-	var list []struct {
-		ID string `json:"id"`
-	}
-	resp.JSON(t, &list)
-	if resp.Status != http.StatusOK || len(list) < 3 {
-		t.Fatalf("agents: %d %s", resp.Status, resp.Body)
-	}
 }
 
 func TestChatSyncAndStream(t *testing.T) {
@@ -118,5 +100,52 @@ func TestOpenAIFunction(t *testing.T) {
 	}
 	if text.String() != "Streamed" {
 		t.Fatalf("streamed text %q", text.String())
+	}
+}
+
+// deadlineOnly reports a deadline but is never done itself: only the
+// function's own bound can stop a run that waits on a silent LLM.
+type deadlineOnly struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// TestChatSyncStopsBeforeTheDeadline runs v1-chat-sync against an LLM that
+// never answers: the function must answer an OpenAI-shaped 504 itself
+// before the invocation's deadline, not leave API Gateway to answer.
+func TestChatSyncStopsBeforeTheDeadline(t *testing.T) {
+	llm := llmtest.NewServer(t)
+	fx := fixture(t, "v1-chat-sync", llm)
+	llm.Enqueue(llmtest.Reply{Hang: true})
+	ev, err := lambdatest.APIRequest("POST "+gateway.PathChatSync, "/v1/chat/sync", fx.Auth("alice"), `{"message":"hi"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		resp events.APIGatewayV2HTTPResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := lambdaapp.APIGateway(fx.Handler)(deadlineOnly{context.Background(), time.Now().Add(3 * time.Second)}, ev)
+		done <- result{resp, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("v1-chat-sync was not stopped before the invocation's deadline")
+	}
+	var body struct {
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
+	}
+	if r.err != nil || r.resp.StatusCode != http.StatusGatewayTimeout || json.Unmarshal([]byte(r.resp.Body), &body) != nil ||
+		body.Error == nil || body.Error.Type != "server_error" || body.Error.Message == "" {
+		t.Fatalf("answer %d %s (%v), want an OpenAI-shaped 504", r.resp.StatusCode, r.resp.Body, r.err)
 	}
 }
