@@ -360,3 +360,51 @@ func FuzzRenameBody(f *testing.F) {
 		}
 	})
 }
+
+// TestProjectRemovalPolicy: with a GNS3 controller, a user may remove a
+// project's chat once the controller reports the project gone; the admin
+// token may at any time; a wrong admin token is a 401.
+func TestProjectRemovalPolicy(t *testing.T) {
+	fake := gns3test.NewServer(t, nil)
+	pid := fake.AddProject("lab", "opened")
+	client, err := gns3.New(fake.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := gns3.NewGNS3Directory(client, time.Second)
+	const admin = "admin-token-0123456789abcdef0123456789"
+	e := apitest.New(t, apitest.Options{Projects: dir}, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
+		h := sessions.New(st, nil, sessions.RemovalPolicy{AdminToken: admin, Auth: a, Projects: dir})
+		return append(h.Routes(), h.RemovalRoutes()...)
+	})
+	other := "8e7d6c5b-4a39-4281-9706-f5e4d3c2b1a0"
+	for _, p := range []string{pid, other} {
+		if err := e.Store.CreateSession(context.Background(), &store.Session{ThreadID: threadID(1), UserID: "alice", ProjectID: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := func(p string) int {
+		list, _, err := e.Store.ListSessions(context.Background(), p, "alice", store.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	path := "/v3/projects/" + pid + "/chat"
+	if r := e.As("alice", http.MethodDelete, path, nil); r.Status != http.StatusConflict || left(pid) != 1 {
+		t.Fatalf("removal of an existing project: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(http.MethodDelete, path, "Bearer not-the-admin-token", nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("wrong admin token: %d %s", r.Status, r.Body)
+	}
+	fake.DeleteProject(pid)
+	if r := e.As("alice", http.MethodDelete, "/v3/copilot/projects/"+pid+"/chat", nil); r.Status != http.StatusNoContent || left(pid) != 0 {
+		t.Fatalf("removal of a gone project: %d %s", r.Status, r.Body)
+	}
+	if left(other) != 1 {
+		t.Fatal("another project lost its sessions")
+	}
+	if r := e.Do(http.MethodDelete, "/v3/projects/"+other+"/chat", "Bearer "+admin, nil); r.Status != http.StatusNoContent || left(other) != 0 {
+		t.Fatalf("admin removal: %d %s", r.Status, r.Body)
+	}
+}
