@@ -22,6 +22,14 @@ type StatelessRequest struct {
 	// offered to the model beside the agent's tools (an agent tool wins a
 	// name clash).
 	ClientTools []openai.Tool
+	// ToolChoice is the client's tool_choice: nil, "" or "auto" (the model
+	// decides); "none" (no tool call on any LLM call of the run, the tools
+	// still declared so that a history with tool calls stays valid);
+	// "required" or an openai.ToolChoice (or a pointer to one) naming a
+	// client or agent tool, forced on the first LLM call only, so that the
+	// agent can answer once the tools it was made to call have run. A
+	// choice the run cannot honour is a *ToolChoiceError.
+	ToolChoice  any
 	Temperature *float32
 	// MaxTokens bounds each LLM call (0: no bound).
 	MaxTokens int
@@ -75,6 +83,10 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("%w: max tokens is negative", ErrInvalidRequest)
 	}
+	choice, err := parseToolChoice(req.ToolChoice)
+	if err != nil {
+		return nil, err
+	}
 	a, client, err := r.resolve(ctx, req.AgentID, req.UserID)
 	if err != nil {
 		return nil, err
@@ -98,6 +110,16 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		}
 		l.clientTools[t.Function.Name] = true
 		l.req.Tools = append(l.req.Tools, t)
+	}
+	if err := choice.check(l, a.ID); err != nil {
+		return nil, err
+	}
+	if choice.forced() {
+		// The loop streams every step with l.req: the forced choice goes
+		// with the first call only.
+		l.client = &firstCallChoice{Client: client, choice: choice.value()}
+	} else {
+		l.req.ToolChoice = choice.value()
 	}
 	l.req.Messages = statelessMessages(system, req.Messages)
 	l.req.Temperature = req.Temperature
@@ -169,4 +191,122 @@ func statelessMessages(system string, client []openai.ChatCompletionMessage) []o
 		msgs[last].Role = openai.ChatMessageRoleUser
 	}
 	return msgs
+}
+
+// ToolChoiceError is a StatelessRequest.ToolChoice the run cannot honour:
+// it names a function that is neither a client tool nor a tool of the
+// agent, or it is "required" while no tool is offered. errors.Is(err,
+// ErrInvalidRequest) holds.
+type ToolChoiceError struct {
+	// Function is the named function; empty for "required".
+	Function string
+	// AgentID is the agent of the run.
+	AgentID string
+}
+
+// Error says what the choice names and why it cannot be honoured.
+func (e *ToolChoiceError) Error() string {
+	if e.Function == "" {
+		return fmt.Sprintf("%s: tool choice \"required\" but neither the client nor agent %s offers a tool",
+			ErrInvalidRequest, e.AgentID)
+	}
+	return fmt.Sprintf("%s: tool choice names function %q, which is neither a client tool nor a tool of agent %s",
+		ErrInvalidRequest, e.Function, e.AgentID)
+}
+
+// Is makes a ToolChoiceError match ErrInvalidRequest.
+func (e *ToolChoiceError) Is(target error) bool { return target == ErrInvalidRequest }
+
+// toolChoice is a validated StatelessRequest.ToolChoice.
+type toolChoice struct {
+	// mode is "", "none", "auto" or "required"; empty with a function.
+	mode string
+	// function is the named function, if any.
+	function string
+}
+
+// parseToolChoice checks the shape of a tool choice.
+func parseToolChoice(v any) (toolChoice, error) {
+	var named openai.ToolChoice
+	switch c := v.(type) {
+	case nil:
+		return toolChoice{}, nil
+	case string:
+		switch c {
+		case "", "none", "auto", "required":
+			return toolChoice{mode: c}, nil
+		}
+		return toolChoice{}, fmt.Errorf("%w: tool choice %q is not none, auto or required", ErrInvalidRequest, c)
+	case openai.ToolChoice:
+		named = c
+	case *openai.ToolChoice:
+		if c == nil {
+			return toolChoice{}, nil
+		}
+		named = *c
+	default:
+		return toolChoice{}, fmt.Errorf("%w: tool choice of type %T is not supported", ErrInvalidRequest, v)
+	}
+	if named.Type != "" && named.Type != openai.ToolTypeFunction {
+		return toolChoice{}, fmt.Errorf("%w: tool choice type %q is not function", ErrInvalidRequest, named.Type)
+	}
+	if named.Function.Name == "" {
+		return toolChoice{}, fmt.Errorf("%w: tool choice names no function", ErrInvalidRequest)
+	}
+	return toolChoice{function: named.Function.Name}, nil
+}
+
+// check verifies the choice against the tools the loop offers.
+func (c toolChoice) check(l *loop, agentID string) error {
+	switch {
+	case c.function != "":
+		if _, ok := l.tools[c.function]; !ok && !l.clientTools[c.function] {
+			return &ToolChoiceError{Function: c.function, AgentID: agentID}
+		}
+	case c.mode == "required" && len(l.req.Tools) == 0:
+		return &ToolChoiceError{AgentID: agentID}
+	}
+	return nil
+}
+
+// forced reports a choice that makes the model call a tool.
+func (c toolChoice) forced() bool { return c.function != "" || c.mode == "required" }
+
+// value is the choice as llm.Request.ToolChoice (nil: the default).
+func (c toolChoice) value() any {
+	switch {
+	case c.function != "":
+		return openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: c.function}}
+	case c.mode == "":
+		return nil
+	}
+	return c.mode
+}
+
+// firstCallChoice sends a forced tool choice with the first LLM call of a
+// run and none after it: once the tools it forced have run, the model must
+// be free to answer (as an OpenAI client looping on tool calls does).
+type firstCallChoice struct {
+	llm.Client
+	choice any
+	used   bool
+}
+
+// take returns req with the choice on the first call only.
+func (c *firstCallChoice) take(req llm.Request) llm.Request {
+	if !c.used {
+		c.used = true
+		req.ToolChoice = c.choice
+	}
+	return req
+}
+
+// Stream runs a streamed call; see llm.Client.
+func (c *firstCallChoice) Stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta) error) (*llm.Result, error) {
+	return c.Client.Stream(ctx, c.take(req), onDelta)
+}
+
+// Complete runs a non-streamed call; see llm.Client.
+func (c *firstCallChoice) Complete(ctx context.Context, req llm.Request) (*llm.Result, error) {
+	return c.Client.Complete(ctx, c.take(req))
 }

@@ -221,3 +221,127 @@ func TestStatelessStepTexts(t *testing.T) {
 		t.Fatalf("content = %q, want %q", res.Content, want)
 	}
 }
+
+// TestStatelessToolChoice: a forced choice (required, a named function)
+// goes with the first LLM call only, none and auto with every call, and
+// the tools stay declared under none.
+func TestStatelessToolChoice(t *testing.T) {
+	addCall := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_a", Name: "add", Arguments: `{"a":1,"b":2}`}}}
+	weatherCall := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}
+	answer := llmtest.Reply{Text: "It is 3."}
+	named := func(name string) openai.ToolChoice {
+		return openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: name}}
+	}
+	// history is a conversation where the client already ran a tool.
+	history := []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleUser, Content: "weather in Paris?"},
+		{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{ID: "call_0", Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: "get_weather", Arguments: `{"city":"Paris"}`}}}},
+		{Role: openai.ChatMessageRoleTool, ToolCallID: "call_0", Content: "18°C"},
+		{Role: openai.ChatMessageRoleUser, Content: "and add 1 and 2"},
+	}
+	tests := []struct {
+		name    string
+		choice  any
+		replies []llmtest.Reply
+		// want is the raw tool_choice of each LLM call ("" = absent).
+		want       []string
+		wantFinish string
+	}{
+		{"required: first call only", "required", []llmtest.Reply{addCall, answer}, []string{`"required"`, ``}, "stop"},
+		{"named agent tool: first call only", named("add"), []llmtest.Reply{addCall, answer},
+			[]string{`{"type":"function","function":{"name":"add"}}`, ``}, "stop"},
+		{"named by pointer", &openai.ToolChoice{Function: openai.ToolFunction{Name: "add"}}, []llmtest.Reply{addCall, answer},
+			[]string{`{"type":"function","function":{"name":"add"}}`, ``}, "stop"},
+		{"named client tool ends the run", named("get_weather"), []llmtest.Reply{weatherCall},
+			[]string{`{"type":"function","function":{"name":"get_weather"}}`}, "tool_calls"},
+		// The scripted server calls a tool despite none: every call still says none.
+		{"none: every call", "none", []llmtest.Reply{addCall, answer}, []string{`"none"`, `"none"`}, "stop"},
+		{"auto: every call", "auto", []llmtest.Reply{addCall, answer}, []string{`"auto"`, `"auto"`}, "stop"},
+		{"unset: never sent", nil, []llmtest.Reply{addCall, answer}, []string{``, ``}, "stop"},
+		{"empty string: never sent", "", []llmtest.Reply{answer}, []string{``}, "stop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, []Tool{addTool(false)})
+			h.llm.Enqueue(tt.replies...)
+			var ev events
+			res, err := h.rt.RunStateless(context.Background(), StatelessRequest{
+				AgentID: "tester", Messages: history, ClientTools: []openai.Tool{weatherTool()}, ToolChoice: tt.choice,
+			}, ev.add)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkEnd(t, ev, false)
+			if res.FinishReason != tt.wantFinish || res.Error != "" {
+				t.Fatalf("result = %+v", res)
+			}
+			reqs := h.requests()
+			if len(reqs) != len(tt.want) {
+				t.Fatalf("%d LLM calls, want %d", len(reqs), len(tt.want))
+			}
+			for i, r := range reqs {
+				if string(r.ToolChoice) != tt.want[i] {
+					t.Fatalf("call %d: tool_choice %s, want %s", i+1, r.ToolChoice, tt.want[i])
+				}
+				if len(r.Tools) != 2 {
+					t.Fatalf("call %d offered %d tools, want add and get_weather", i+1, len(r.Tools))
+				}
+				if got := roles(r.Messages); len(got) < 5 || got[3] != "tool:18°C#call_0" {
+					t.Fatalf("call %d history = %q", i+1, got)
+				}
+			}
+			if tt.wantFinish == "tool_calls" {
+				if len(res.ClientToolCalls) != 1 || res.ClientToolCalls[0].ID != "call_w" || len(ev.ofType(EventToolStart)) != 0 {
+					t.Fatalf("client calls = %+v, events = %s", res.ClientToolCalls, ev)
+				}
+			} else if len(ev.ofType(EventToolEnd)) != len(tt.replies)-1 {
+				t.Fatalf("agent tool runs: %s", ev)
+			}
+		})
+	}
+}
+
+// TestStatelessToolChoiceInvalid: a choice the run cannot honour fails
+// before any LLM call, matching ErrInvalidRequest.
+func TestStatelessToolChoiceInvalid(t *testing.T) {
+	tests := []struct {
+		name    string
+		agentID string
+		choice  any
+		// want is the *ToolChoiceError expected, nil for a shape error.
+		want *ToolChoiceError
+	}{
+		{"unknown function", "tester", openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: "delete_all"}},
+			&ToolChoiceError{Function: "delete_all", AgentID: "tester"}},
+		{"function of another agent", "naked", openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: "add"}},
+			&ToolChoiceError{Function: "add", AgentID: "naked"}},
+		{"required without any tool", "naked", "required", &ToolChoiceError{AgentID: "naked"}},
+		{"unknown string", "tester", "always", nil},
+		{"no function name", "tester", openai.ToolChoice{Type: openai.ToolTypeFunction}, nil},
+		{"other type", "tester", openai.ToolChoice{Type: "custom", Function: openai.ToolFunction{Name: "add"}}, nil},
+		{"unsupported Go type", "tester", map[string]any{"type": "function"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, []Tool{addTool(false)})
+			var ev events
+			res, err := h.rt.RunStateless(context.Background(), StatelessRequest{
+				AgentID: tt.agentID, Messages: userMsgs("hi"), ToolChoice: tt.choice,
+			}, ev.add)
+			if res != nil || !errors.Is(err, ErrInvalidRequest) || len(ev) != 0 {
+				t.Fatalf("res = %+v, err = %v, events = %s", res, err, ev)
+			}
+			var tce *ToolChoiceError
+			if tt.want != nil && (!errors.As(err, &tce) || *tce != *tt.want) {
+				t.Fatalf("err = %#v, want %#v", err, tt.want)
+			}
+			if tt.want == nil && errors.As(err, &tce) {
+				t.Fatalf("shape error reported as %#v", tce)
+			}
+			if n := len(h.requests()); n != 0 {
+				t.Fatalf("%d LLM calls for an invalid choice", n)
+			}
+		})
+	}
+}

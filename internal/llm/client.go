@@ -342,6 +342,11 @@ func (c *client) request(req Request, stream bool) (openai.ChatCompletionRequest
 	if len(req.Tools) > 0 {
 		o.Tools = req.Tools
 	}
+	choice, err := toolChoice(req.ToolChoice, req.Tools)
+	if err != nil {
+		return openai.ChatCompletionRequest{}, err
+	}
+	o.ToolChoice = choice
 	if stream {
 		o.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
@@ -368,6 +373,65 @@ func (c *client) request(req Request, stream bool) (openai.ChatCompletionRequest
 		}
 	}
 	return o, nil
+}
+
+// toolChoice converts Request.ToolChoice to the tool_choice go-openai
+// sends: nil (omitted), a string, or an openai.ToolChoice value (never a
+// typed nil, which would be sent as null).
+func toolChoice(choice any, tools []openai.Tool) (any, error) {
+	var named openai.ToolChoice
+	switch c := choice.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		switch c {
+		case "":
+			return nil, nil
+		case "none", "auto":
+			if len(tools) == 0 {
+				return nil, nil
+			}
+			return c, nil
+		case "required":
+			if len(tools) == 0 {
+				return nil, &Error{Kind: KindBadRequest, Detail: `tool choice "required" without any tool`}
+			}
+			return c, nil
+		}
+		return nil, &Error{Kind: KindBadRequest,
+			Detail: fmt.Sprintf("tool choice %q is not none, auto or required", clipDetail(c))}
+	case openai.ToolChoice:
+		named = c
+	case *openai.ToolChoice:
+		if c == nil {
+			return nil, nil
+		}
+		named = *c
+	default:
+		return nil, &Error{Kind: KindBadRequest, Detail: fmt.Sprintf("tool choice of type %T is not supported", choice)}
+	}
+	if named.Type == "" {
+		named.Type = openai.ToolTypeFunction
+	}
+	if named.Type != openai.ToolTypeFunction {
+		return nil, &Error{Kind: KindBadRequest, Detail: fmt.Sprintf("tool choice type %q is not function", clipDetail(string(named.Type)))}
+	}
+	for _, t := range tools {
+		if t.Function != nil && t.Function.Name == named.Function.Name && named.Function.Name != "" {
+			return named, nil
+		}
+	}
+	return nil, &Error{Kind: KindBadRequest,
+		Detail: fmt.Sprintf("tool choice names function %q, which is not among the tools", clipDetail(named.Function.Name))}
+}
+
+// clipDetail bounds a caller-supplied value quoted in an error detail.
+func clipDetail(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // attemptKey is the context key of an attempt's *attemptState.

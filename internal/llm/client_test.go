@@ -511,9 +511,22 @@ func TestOnDeltaErrorStopsCall(t *testing.T) {
 	waitDisconnect(t, srv)
 }
 
+// sentChoice checks the raw tool_choice of a request ("" = absent) and its
+// number of tools.
+func sentChoice(want string, tools int) func(t *testing.T, r llmtest.Request) {
+	return func(t *testing.T, r llmtest.Request) {
+		t.Helper()
+		if string(r.ToolChoice) != want || len(r.Tools) != tools {
+			t.Fatalf("tool_choice %s with %d tools, want %s with %d (body %s)", r.ToolChoice, len(r.Tools), want, tools, r.Body)
+		}
+	}
+}
+
 func TestRequestParameters(t *testing.T) {
 	zero := float32(0)
 	half := float32(0.5)
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction,
+		Function: &openai.FunctionDefinition{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	tests := []struct {
 		name        string
 		model       string
@@ -546,6 +559,24 @@ func TestRequestParameters(t *testing.T) {
 					t.Fatalf("request %+v", r)
 				}
 			}, ""},
+		{"tool choice none keeps the tools", "m", llm.Request{Tools: tools, ToolChoice: "none"}, sentChoice(`"none"`, 1), ""},
+		{"tool choice auto", "m", llm.Request{Tools: tools, ToolChoice: "auto"}, sentChoice(`"auto"`, 1), ""},
+		{"tool choice required", "m", llm.Request{Tools: tools, ToolChoice: "required"}, sentChoice(`"required"`, 1), ""},
+		{"tool choice named", "m", llm.Request{Tools: tools, ToolChoice: openai.ToolChoice{Type: openai.ToolTypeFunction,
+			Function: openai.ToolFunction{Name: "f"}}}, sentChoice(`{"type":"function","function":{"name":"f"}}`, 1), ""},
+		{"tool choice named by pointer, type defaulted", "m", llm.Request{Tools: tools, ToolChoice: &openai.ToolChoice{
+			Function: openai.ToolFunction{Name: "f"}}}, sentChoice(`{"type":"function","function":{"name":"f"}}`, 1), ""},
+		{"empty tool choice is not sent", "m", llm.Request{Tools: tools, ToolChoice: ""}, sentChoice(``, 1), ""},
+		{"nil pointer tool choice is not sent", "m", llm.Request{Tools: tools, ToolChoice: (*openai.ToolChoice)(nil)}, sentChoice(``, 1), ""},
+		{"tool choice none without tools is not sent", "m", llm.Request{ToolChoice: "none"}, sentChoice(``, 0), ""},
+		{"tool choice required without tools", "m", llm.Request{ToolChoice: "required"}, nil, llm.KindBadRequest},
+		{"tool choice unknown string", "m", llm.Request{Tools: tools, ToolChoice: "any"}, nil, llm.KindBadRequest},
+		{"tool choice names an unknown function", "m", llm.Request{Tools: tools, ToolChoice: openai.ToolChoice{
+			Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: "g"}}}, nil, llm.KindBadRequest},
+		{"tool choice names no function", "m", llm.Request{Tools: tools, ToolChoice: openai.ToolChoice{Type: openai.ToolTypeFunction}}, nil, llm.KindBadRequest},
+		{"tool choice of another type", "m", llm.Request{Tools: tools, ToolChoice: openai.ToolChoice{Type: "custom",
+			Function: openai.ToolFunction{Name: "f"}}}, nil, llm.KindBadRequest},
+		{"tool choice of an unsupported Go type", "m", llm.Request{Tools: tools, ToolChoice: 1}, nil, llm.KindBadRequest},
 		{"temperature out of range", "m", llm.Request{Temperature: new(float32(3))}, nil, llm.KindBadRequest},
 		{"negative max tokens", "m", llm.Request{MaxTokens: -1}, nil, llm.KindBadRequest},
 	}

@@ -32,9 +32,14 @@ type Config struct {
 // Request is one chat completion call.
 type Request struct {
 	// Model overrides the configured model when set.
-	Model       string
-	Messages    []openai.ChatCompletionMessage
-	Tools       []openai.Tool
+	Model    string
+	Messages []openai.ChatCompletionMessage
+	Tools    []openai.Tool
+	// ToolChoice is sent as tool_choice: nil or "" (the server's default),
+	// "none", "auto", "required", or an openai.ToolChoice (or a pointer to
+	// one) naming a function of Tools. Without Tools it is not sent ("none"
+	// and "auto" change nothing then) and a forced choice is refused.
+	ToolChoice  any
 	Temperature *float32
 	MaxTokens   int
 	Stop        []string

@@ -122,9 +122,16 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
 // happened). It returns nil for an error it does not know.
 func runError(err error) *apiError {
 	var le *llm.Error
+	var tce *agent.ToolChoiceError
 	switch {
 	case errors.Is(err, llm.ErrNotConfigured):
 		return &apiError{Status: http.StatusBadRequest, Message: llm.UserMessage(err), Code: "llm_not_configured", NoRetry: true}
+	case errors.As(err, &tce):
+		if tce.Function == "" {
+			return invalid("tool_choice", "Invalid value for 'tool_choice': 'required' needs a tool, and neither 'tools' nor agent %q offers one.", tce.AgentID)
+		}
+		return invalid("tool_choice", "Invalid value for 'tool_choice': function %q is neither one of the request's 'tools' nor a tool of agent %q.",
+			tce.Function, tce.AgentID)
 	case errors.Is(err, agent.ErrInvalidRequest):
 		msg := strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": ")
 		return &apiError{Status: http.StatusBadRequest, Message: "Invalid request: " + msg}

@@ -207,8 +207,8 @@ func TestRequestConversion(t *testing.T) {
 			body:  map[string]any{"agent_id": "nope", "messages": []any{userMsg("x")}, "tool_choice": "none", "tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "t"}}}},
 			agent: "naked", model: "naked",
 			check: func(t *testing.T, req llmtest.Request) {
-				if len(req.Tools) != 0 {
-					t.Fatalf("tool_choice none still offered %d tools", len(req.Tools))
+				if len(req.Tools) != 1 || string(req.ToolChoice) != `"none"` {
+					t.Fatalf("tool_choice none: %d tools, tool_choice %s", len(req.Tools), req.ToolChoice)
 				}
 			},
 		},
@@ -287,6 +287,14 @@ func TestInvalidRequests(t *testing.T) {
 			map[string]any{"type": "function", "function": map[string]any{"name": "f"}}, map[string]any{"type": "function", "function": map[string]any{"name": "f"}}}}, "tools[1].function.name", 400},
 		{"tool call args", "/v1/chat/completions", map[string]any{"messages": []any{map[string]any{"role": "assistant", "tool_calls": []any{
 			map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": 5}}}}}}, "messages[0].tool_calls[0].function.arguments", 400},
+		{"tool_choice string", "/v1/chat/completions", map[string]any{"messages": msgs, "tool_choice": "always"}, "tool_choice", 400},
+		{"tool_choice number", "/v1/chat/completions", map[string]any{"messages": msgs, "tool_choice": 1}, "tool_choice", 400},
+		{"tool_choice type", "/v1/chat/completions", map[string]any{"messages": msgs, "tool_choice": map[string]any{"type": "allowed_tools"}}, "tool_choice.type", 400},
+		{"tool_choice no function", "/v1/chat/completions", map[string]any{"messages": msgs, "tool_choice": map[string]any{"type": "function"}}, "tool_choice.function", 400},
+		{"tool_choice function name", "/v1/chat/completions", map[string]any{"messages": msgs, "tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "a b"}}}, "tool_choice.function.name", 400},
+		{"tool_choice unknown function", "/v1/chat/completions", map[string]any{"model": "media-agent", "messages": msgs, "tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "nope"}}}, "tool_choice", 400},
+		{"tool_choice required without tools", "/v1/chat/completions", map[string]any{"model": "naked", "messages": msgs, "tool_choice": "required"}, "tool_choice", 400},
+		{"tool_choice required without tools, streamed", "/v1/chat/completions", map[string]any{"model": "naked", "stream": true, "messages": msgs, "tool_choice": "required"}, "tool_choice", 400},
 		{"too large", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("a", gateway.MaxBodyBytes) + `"}]}`, "", 413},
 		{"chat no message", "/v1/chat", map[string]any{"agent_id": "naked"}, "message", 400},
 		{"chat blank", "/v1/chat", map[string]any{"message": "  "}, "message", 400},

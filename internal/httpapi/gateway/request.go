@@ -43,8 +43,15 @@ const (
 //     every LLM call of the run), stop (a string or up to 4 strings).
 //   - tools: function tools the client runs itself; when the model calls
 //     one, the response ends with those tool_calls (finish_reason
-//     "tool_calls"). tool_choice "none" withholds them; other tool_choice
-//     values are accepted and not enforced. n other than 1 is refused.
+//     "tool_calls").
+//   - tool_choice: "auto", "none" (no tool call during the whole run; the
+//     tools stay declared, so a history with tool messages stays valid),
+//     "required" or {"type":"function","function":{"name":...}} naming a
+//     client tool or a tool of the agent. A forced choice applies to the
+//     agent's first LLM call only, so that after running the tool it was
+//     made to call the agent can answer. Anything else, or a function the
+//     run does not offer, is a 400 about tool_choice.
+//   - n other than 1 is refused.
 type ChatCompletionRequest struct {
 	Model               string          `json:"model"`
 	AgentID             string          `json:"agent_id"`
@@ -165,12 +172,11 @@ func (c *ChatCompletionRequest) validate() (*runRequest, error) {
 	if rr.req.Stop, err = stopList(c.Stop); err != nil {
 		return nil, err
 	}
-	tools, err := convertTools(c.Tools)
-	if err != nil {
+	if rr.req.ClientTools, err = convertTools(c.Tools); err != nil {
 		return nil, err
 	}
-	if !toolChoiceNone(c.ToolChoice) {
-		rr.req.ClientTools = tools
+	if rr.req.ToolChoice, err = toolChoice(c.ToolChoice); err != nil {
+		return nil, err
 	}
 	return rr, nil
 }
@@ -428,8 +434,50 @@ func convertTools(in []ToolSpec) ([]openai.Tool, error) {
 	return out, nil
 }
 
-// toolChoiceNone reports tool_choice "none".
-func toolChoiceNone(raw json.RawMessage) bool {
-	var s string
-	return json.Unmarshal(raw, &s) == nil && s == "none"
+// toolChoiceSpec is an object tool_choice.
+type toolChoiceSpec struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// toolChoice validates tool_choice: null or absent (nil), "none", "auto",
+// "required", or {"type":"function","function":{"name":...}} (an
+// openai.ToolChoice). Whether the named function exists is checked by the
+// run, which knows the agent's tools.
+func toolChoice(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	const want = `none, auto, required or {"type":"function","function":{"name":"..."}}`
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, invalid("tool_choice", "'tool_choice' is not a valid string.")
+		}
+		switch s {
+		case "none", "auto", "required":
+			return s, nil
+		}
+		return nil, invalid("tool_choice", "Invalid value for 'tool_choice': %q (want %s).", clip(s, 32), want)
+	case '{':
+	default:
+		return nil, invalid("tool_choice", "'tool_choice' must be a string or an object (%s).", want)
+	}
+	var spec toolChoiceSpec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return nil, invalid("tool_choice", "'tool_choice' must be %s.", want)
+	}
+	switch {
+	case spec.Type != string(openai.ToolTypeFunction):
+		return nil, invalid("tool_choice.type", "Only a tool_choice of type 'function' is supported (got %q).", clip(spec.Type, 32))
+	case spec.Function == nil:
+		return nil, invalid("tool_choice.function", "'tool_choice.function' is required.")
+	case !toolNamePattern.MatchString(spec.Function.Name):
+		return nil, invalid("tool_choice.function.name", "'tool_choice.function.name' must be 1 to 64 letters, digits, '_' or '-'.")
+	}
+	return openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: spec.Function.Name}}, nil
 }

@@ -432,3 +432,135 @@ func TestAPIKeyLifecycleOnV1(t *testing.T) {
 		})
 	}
 }
+
+// namedChoice is an SDK tool_choice forcing one function.
+func namedChoice(name string) openai.ChatCompletionToolChoiceOptionUnionParam {
+	return openai.ChatCompletionToolChoiceOptionUnionParam{OfFunctionToolChoice: &openai.ChatCompletionNamedToolChoiceParam{
+		Function: openai.ChatCompletionNamedToolChoiceFunctionParam{Name: name}}}
+}
+
+// TestSDKToolChoice: the SDK's tool_choice reaches the upstream LLM in
+// OpenAI's format: a forced choice on the agent's first call only, none on
+// every call with the tools still declared.
+func TestSDKToolChoice(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.sdk(e.api.Token("alice"))
+	ctx := context.Background()
+	named := `{"type":"function","function":{"name":"get_weather"}}`
+	weather := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}
+	user := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")}
+	// since returns the upstream requests made after n, checking their
+	// tool_choice ("" = absent) and that every tool stays declared.
+	since := func(t *testing.T, n int, want ...string) []llmtest.Request {
+		t.Helper()
+		reqs := e.llm.Requests()[n:]
+		if len(reqs) != len(want) {
+			t.Fatalf("%d upstream calls, want %d", len(reqs), len(want))
+		}
+		for i, r := range reqs {
+			if string(r.ToolChoice) != want[i] {
+				t.Fatalf("upstream call %d: tool_choice %s, want %s", i+1, r.ToolChoice, want[i])
+			}
+			names := []string{}
+			for _, tl := range r.Tools {
+				names = append(names, tl.Function.Name)
+			}
+			if !slices.Contains(names, "get_weather") || !slices.Contains(names, "search_media") {
+				t.Fatalf("upstream call %d offered %v", i+1, names)
+			}
+		}
+		return reqs
+	}
+
+	t.Run("client tool forced by name, streamed", func(t *testing.T) {
+		n := len(e.llm.Requests())
+		e.llm.Enqueue(weather)
+		stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "media-agent", Messages: user,
+			Tools: []openai.ChatCompletionToolUnionParam{weatherTool()}, ToolChoice: namedChoice("get_weather")})
+		acc := openai.ChatCompletionAccumulator{}
+		for stream.Next() {
+			if !acc.AddChunk(stream.Current()) {
+				t.Fatalf("accumulator refused %s", stream.Current().RawJSON())
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		msg := acc.Choices[0].Message
+		if acc.Choices[0].FinishReason != "tool_calls" || len(msg.ToolCalls) != 1 || msg.ToolCalls[0].ID != "call_w" ||
+			msg.ToolCalls[0].Function.Name != "get_weather" || msg.ToolCalls[0].Function.Arguments != `{"city":"Paris"}` {
+			t.Fatalf("streamed = %+v", acc.ChatCompletion)
+		}
+		since(t, n, named)
+	})
+
+	t.Run("client tool forced by name", func(t *testing.T) {
+		n := len(e.llm.Requests())
+		e.llm.Enqueue(weather)
+		got, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "media-agent", Messages: user,
+			Tools: []openai.ChatCompletionToolUnionParam{weatherTool()}, ToolChoice: namedChoice("get_weather")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := got.Choices[0]; ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) != 1 ||
+			ch.Message.ToolCalls[0].Function.Name != "get_weather" {
+			t.Fatalf("completion = %s", got.RawJSON())
+		}
+		since(t, n, named)
+	})
+
+	t.Run("required applies to the first call only", func(t *testing.T) {
+		n := len(e.llm.Requests())
+		e.llm.Enqueue(
+			llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_s", Name: "search_media", Arguments: `{"query":"Dune"}`}}},
+			llmtest.Reply{Text: "Dune (2021) is available."},
+		)
+		got, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "media-agent", Messages: user,
+			Tools: []openai.ChatCompletionToolUnionParam{weatherTool()},
+			ToolChoice: openai.ChatCompletionToolChoiceOptionUnionParam{
+				OfAuto: openai.String(string(openai.ChatCompletionToolChoiceOptionAutoRequired))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := got.Choices[0]; ch.FinishReason != "stop" || ch.Message.Content != "Dune (2021) is available." || len(ch.Message.ToolCalls) != 0 {
+			t.Fatalf("completion = %s", got.RawJSON())
+		}
+		since(t, n, `"required"`, ``)
+	})
+
+	t.Run("none keeps the tools beside a tool history", func(t *testing.T) {
+		n := len(e.llm.Requests())
+		e.llm.Enqueue(llmtest.Reply{Text: "It is sunny."})
+		history := append(append([]openai.ChatCompletionMessageParamUnion{}, user...),
+			openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+				ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: "call_w", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "get_weather", Arguments: `{"city":"Paris"}`}}}}}},
+			openai.ToolMessage("18°C, sunny", "call_w"))
+		got, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "media-agent", Messages: history,
+			Tools: []openai.ChatCompletionToolUnionParam{weatherTool()},
+			ToolChoice: openai.ChatCompletionToolChoiceOptionUnionParam{
+				OfAuto: openai.String(string(openai.ChatCompletionToolChoiceOptionAutoNone))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Choices[0].Message.Content != "It is sunny." {
+			t.Fatalf("completion = %s", got.RawJSON())
+		}
+		r := since(t, n, `"none"`)[0]
+		if m := r.Messages; len(m) < 3 || m[len(m)-1].Role != "tool" || m[len(m)-2].ToolCalls[0].ID != "call_w" {
+			t.Fatalf("history sent = %+v", m)
+		}
+	})
+
+	t.Run("a function the run does not offer", func(t *testing.T) {
+		n := len(e.llm.Requests())
+		_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "naked", Messages: user,
+			Tools: []openai.ChatCompletionToolUnionParam{weatherTool()}, ToolChoice: namedChoice("search_media")})
+		ae := apiError(t, err)
+		if ae.StatusCode != http.StatusBadRequest || ae.Param != "tool_choice" || ae.Type != "invalid_request_error" ||
+			!strings.Contains(ae.Message, `"search_media"`) || !strings.Contains(ae.Message, `"naked"`) {
+			t.Fatalf("error = %d %s", ae.StatusCode, ae.RawJSON())
+		}
+		since(t, n)
+	})
+}

@@ -34,7 +34,9 @@ type Request struct {
 	Model    string
 	Messages []openai.ChatCompletionMessage
 	Tools    []openai.Tool
-	Stream   bool
+	// ToolChoice is tool_choice as sent (nil when absent).
+	ToolChoice json.RawMessage
+	Stream     bool
 	// StreamOptions is the decoded stream_options, nil when absent.
 	StreamOptions       *openai.StreamOptions
 	Temperature         *float32
@@ -197,6 +199,7 @@ type wireRequest struct {
 	Model               string                         `json:"model"`
 	Messages            []openai.ChatCompletionMessage `json:"messages"`
 	Tools               []openai.Tool                  `json:"tools"`
+	ToolChoice          json.RawMessage                `json:"tool_choice"`
 	Stream              bool                           `json:"stream"`
 	StreamOptions       *openai.StreamOptions          `json:"stream_options"`
 	Temperature         *float32                       `json:"temperature"`
@@ -211,7 +214,7 @@ func decodeRequest(body []byte) (Request, error) {
 		return Request{}, fmt.Errorf("decode request: %w", err)
 	}
 	req := Request{
-		Model: w.Model, Messages: w.Messages, Tools: w.Tools, Stream: w.Stream,
+		Model: w.Model, Messages: w.Messages, Tools: w.Tools, ToolChoice: w.ToolChoice, Stream: w.Stream,
 		StreamOptions: w.StreamOptions, Temperature: w.Temperature,
 		MaxTokens: w.MaxTokens, MaxCompletionTokens: w.MaxCompletionTokens,
 	}
