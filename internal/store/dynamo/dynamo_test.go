@@ -64,6 +64,15 @@ func newTestStore(t testing.TB) *Store {
 // request.
 func newHookedStore(t testing.TB, table string, hook func(op string) error) *Store {
 	t.Helper()
+	return newObservedStore(t, table, func(op string, _ any) error { return hook(op) }, nil)
+}
+
+// newObservedStore returns a store on table (a fresh one if empty) whose
+// client calls before (if not nil) with the operation name and input before
+// each request, an error from it failing the request, and after (if not
+// nil) once the request has been answered, with its error.
+func newObservedStore(t testing.TB, table string, before func(op string, in any) error, after func(op string, in any, err error)) *Store {
+	t.Helper()
 	client := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
@@ -71,10 +80,17 @@ func newHookedStore(t testing.TB, table string, hook func(op string) error) *Sto
 		APIOptions: []func(*middleware.Stack) error{func(st *middleware.Stack) error {
 			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("testHook",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					if err := hook(awsmiddleware.GetOperationName(ctx)); err != nil {
-						return middleware.InitializeOutput{}, middleware.Metadata{}, err
+					op := awsmiddleware.GetOperationName(ctx)
+					if before != nil {
+						if err := before(op, in.Parameters); err != nil {
+							return middleware.InitializeOutput{}, middleware.Metadata{}, err
+						}
 					}
-					return next.HandleInitialize(ctx, in)
+					out, md, err := next.HandleInitialize(ctx, in)
+					if after != nil {
+						after(op, in.Parameters, err)
+					}
+					return out, md, err
 				}), middleware.After)
 		}},
 	})
@@ -347,7 +363,11 @@ func reserve(t *testing.T, s *Store, k store.Key, n int64) {
 // putRaw writes a message item directly, as a dying or late append would.
 func putRaw(t *testing.T, s *Store, k store.Key, seq int64, content string) {
 	t.Helper()
-	items, err := messageItems(sessionPK(k.ProjectID, k.ThreadID), "dead-writer",
+	c, err := s.readCommit(t.Context(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := messageItems(sessionPK(k.ProjectID, k.ThreadID), c.epoch, "dead-writer",
 		store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: content, CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
@@ -712,11 +732,11 @@ func TestPutMessageItemConflict(t *testing.T) {
 	ctx := t.Context()
 	k := createSession(t, s)
 	pk := sessionPK(k.ProjectID, k.ThreadID)
-	items, err := messageItems(pk, "w1", store.Message{Seq: 7, ID: "m", Role: store.RoleUser, Content: "first", CreatedAt: now()})
+	items, err := messageItems(pk, "e", "w1", store.Message{Seq: 7, ID: "m", Role: store.RoleUser, Content: "first", CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := messageItems(pk, "w2", store.Message{Seq: 7, ID: "m2", Role: store.RoleUser, Content: "second", CreatedAt: now()})
+	other, err := messageItems(pk, "e", "w2", store.Message{Seq: 7, ID: "m2", Role: store.RoleUser, Content: "second", CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -751,7 +771,7 @@ func TestPutMessageItemConflict(t *testing.T) {
 func TestCollectorPartWriters(t *testing.T) {
 	pk := sessionPK("p", "t")
 	content := strings.Repeat("y", 400<<10) // body in two chunks: one part item
-	items, err := messageItems(pk, "w", store.Message{Seq: 1, ID: "m", Role: store.RoleTool, Content: content, CreatedAt: now()})
+	items, err := messageItems(pk, "e", "w", store.Message{Seq: 1, ID: "m", Role: store.RoleTool, Content: content, CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -775,7 +795,7 @@ func TestCollectorPartWriters(t *testing.T) {
 		{"stray part beyond the message's", []item{stray(2), part, msg}, false},
 		{"stray part in place of the message's", []item{stray(1), msg}, true},
 	} {
-		col := newCollector(commitState{seq: 1}, 0)
+		col := newCollector(commitState{seq: 1, epoch: "e"}, 0)
 		for _, it := range tc.items {
 			col.add(it)
 		}

@@ -39,7 +39,10 @@ import (
 //     is put with PutItem IF attribute_not_exists(SK), all of them in
 //     parallel (at most putConcurrency at once), so the step costs one
 //     round trip like a batch write. An item is tagged with the id of the
-//     append that wrote it (wid). Within one incarnation nobody else
+//     append that wrote it (wid) and with the epoch its reservation
+//     returned (msg_epoch, the same attribute name as on the meta item;
+//     deletion and readers tell incarnations apart by it, see "Deletion"
+//     below). Within one incarnation nobody else
 //     writes these keys, but an append that was in flight when its session
 //     was deleted (a stale append) may still put items at seqs that the
 //     re-created session hands out again. The condition keeps it from
@@ -75,9 +78,14 @@ import (
 // not wait for the stall timeout; a commit that was in flight when the
 // context ended may have won, in which case the append reports success.
 //
-// Readers (ListMessages) read msg_seq and msg_gaps with a strongly
-// consistent GetItem and, in parallel, query the newest message items;
-// items above msg_seq or in a gap are ignored. If the query ran before the
+// Readers (ListMessages) read msg_seq, msg_gaps and msg_epoch with a
+// strongly consistent GetItem and, in parallel, query the newest message
+// items; items above msg_seq or in a gap are ignored, and so are items
+// stamped with another epoch (strays of another incarnation: they are
+// never returned as this one's; should one stand at a committed seq, whose
+// own item is then gone, that seq is reported missing as when it has no
+// item at all). Items without msg_epoch (written before items were
+// stamped) are taken as the current incarnation's. If the query ran before the
 // latest commit and so lacks a committed item, the range is read again
 // (once), now that the marker is known. A session thus costs one sequential
 // round trip to read in the common case.
@@ -94,10 +102,65 @@ import (
 // and relied on wid for parts only, so a stale append could overwrite the
 // committed messages of a re-created session with the same thread id, and
 // its commit, conditioned on msg_seq alone, could even succeed there.)
+//
+// Deletion
+//
+// DeleteSession and DeleteProject remove one incarnation of a thread
+// (deleteThread), never an item of a later one:
+//
+//	a. Epoch: the first page of the partition (strongly consistent,
+//	   ascending) starts with the meta item (META sorts before MSG#); its
+//	   msg_epoch E is the epoch of the incarnation being removed, fixed for
+//	   as long as that meta item exists. No meta item (or, for
+//	   DeleteSession, another user's): nothing to remove, store.ErrNotFound.
+//	   A meta item without an epoch (no append has reserved yet) is fenced
+//	   first: UpdateItem SET msg_epoch = if_not_exists(msg_epoch, :new) IF
+//	   it exists (and belongs to the user) pins E, which appends that
+//	   reserve later get too, and the first page is read again.
+//	b. First pass, page by page, while the meta item exists. A later
+//	   incarnation cannot exist before the meta item is deleted
+//	   (CreateSession is conditional on its absence), so the items stamped
+//	   E or not stamped at all are batch-deleted (BatchWriteItem, 25 a
+//	   request). An item of another epoch is a stray of a stale append of
+//	   an earlier incarnation, unless a concurrent deletion of this
+//	   incarnation has already deleted the meta item and the id was used
+//	   again; so such items are deleted only after a consistent read shows
+//	   the meta item still holding E (it then held E all along since E was
+//	   read, so the page was read before any later incarnation existed),
+//	   one by one, each IF msg_epoch is still the one read. When the meta
+//	   item no longer holds E, another deletion has removed this
+//	   incarnation and this one stops.
+//	c. The meta item is deleted IF msg_epoch = E: a deletion that lost such
+//	   a race never deletes a later incarnation's meta item.
+//	d. Clean-up pass: appends of E that were in flight may have put items
+//	   after the first pass (their commits now fail: the meta item is
+//	   gone). From here on the id may be re-created and committed into at
+//	   any time, so each item found is deleted on its own with DeleteItem
+//	   IF msg_epoch = E OR attribute_not_exists(msg_epoch); the items of a
+//	   later incarnation carry its own epoch and stay. Items not stamped
+//	   (written by a version before the stamp) are deleted as before.
+//
+// A stamped item of E that arrives after the clean-up pass stays as a
+// stray; the next incarnation ignores it (readers skip other epochs,
+// appends retry past it, see 5) and its own deletion removes it (b).
+// A removal cut off before c leaves the meta item, so running it again
+// (DeleteProject pages GSI1 by the meta items) finishes the job.
+//
+// One window is left open: two deletions of the same incarnation racing
+// with each other, where the first has emptied a key and deleted the meta
+// item and a re-created session has put an item at that key, all between
+// the other's reading of a page and its batch delete of that page (a round
+// trip per 25 items, more when DynamoDB returns unprocessed items). Closing
+// it would need a conditional delete per item in the first pass.
+//
+// (An earlier version deleted every item of the partition in the clean-up
+// pass, the meta item included, so a session re-created in the window lost
+// its meta item and the messages it had committed.)
 
 // Attributes of message items.
 const (
-	mWriter     = "wid" // id of the append that wrote the item
+	mWriter     = "wid"     // id of the append that wrote the item
+	mEpoch      = aMsgEpoch // epoch of the incarnation the append reserved in
 	mID         = "id"
 	mRole       = "role"
 	mContent    = "content"
@@ -200,7 +263,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 		var items []item
 		for i := range out {
 			out[i].Seq = sp.use + int64(i)
-			its, err := messageItems(pk, wid, out[i])
+			its, err := messageItems(pk, sp.epoch, wid, out[i])
 			if err != nil {
 				s.abandon(ctx, k, sp)
 				return nil, fmt.Errorf("append messages to %s: message %d: %w", k.ThreadID, i, err)
@@ -583,10 +646,14 @@ func (c commitState) below(x int64) int64 {
 }
 
 // messageItems encodes m (with its Seq set) as its item and, when large,
-// its part items.
-func messageItems(pk, wid string, m store.Message) ([]item, error) {
+// its part items, each stamped with the append's wid and epoch (none when
+// empty, as items written before the stamp).
+func messageItems(pk, epoch, wid string, m store.Message) ([]item, error) {
 	it := keyOf(pk, msgSK(m.Seq))
 	it[mWriter] = avS(wid)
+	if epoch != "" {
+		it[mEpoch] = avS(epoch)
+	}
 	it[mID] = avS(m.ID)
 	it[mRole] = avS(m.Role)
 	it[mCreatedAt] = avS(fmtTime(m.CreatedAt))
@@ -633,6 +700,9 @@ func messageItems(pk, wid string, m store.Message) ([]item, error) {
 	for i := 1; i < len(chunks); i++ {
 		p := keyOf(pk, partSK(m.Seq, i))
 		p[mWriter] = avS(wid)
+		if epoch != "" {
+			p[mEpoch] = avS(epoch)
+		}
 		p[mBody] = &types.AttributeValueMemberB{Value: chunks[i]}
 		items = append(items, p)
 	}
@@ -741,6 +811,9 @@ func (col *collector) add(it item) {
 	seq, part, ok := parseMsgSK(sk)
 	if !ok || !col.c.visible(seq) || seq > col.next {
 		return // not a message item, uncommitted, voided, or already passed
+	}
+	if ep := getS(it, mEpoch); ep != "" && ep != col.c.epoch {
+		return // a stray of another incarnation of the thread id
 	}
 	if seq < col.next {
 		col.broken = fmt.Errorf("message %d missing", col.next)

@@ -497,12 +497,14 @@ func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // DeleteSession implements store.Sessions: the messages first, the meta
-// item (with the lease and abort flag) last.
+// item (with the lease and abort flag) last, never an item of a session
+// created again with the same id meanwhile (see "Deletion" in
+// messages.go).
 func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
-	if _, err := s.readMeta(ctx, k); err != nil {
+	if err := checkKey(k); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	if err := s.deleteThread(ctx, sessionPK(k.ProjectID, k.ThreadID)); err != nil {
+	if err := s.deleteThread(ctx, sessionPK(k.ProjectID, k.ThreadID), k.UserID); err != nil {
 		return fmt.Errorf("delete session %s: %w", k.ThreadID, err)
 	}
 	return nil
