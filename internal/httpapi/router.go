@@ -77,9 +77,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	// SingleUser is the local single-user mode, where no credential is
 	// needed: the router then only serves requests addressed to a loopback
-	// host and coming from no other origin than a loopback one, and sends
-	// no CORS headers, so that no web page can drive the server (directly
-	// or by DNS rebinding).
+	// host and coming from no other origin than a loopback one, and allows
+	// CORS for loopback origins only, so that no web page of another site
+	// can drive the server (directly or by DNS rebinding).
 	SingleUser bool
 }
 
@@ -153,6 +153,10 @@ func (d Deps) base(next http.Handler) http.Handler {
 				Error(rec, r.WithContext(WithStyle(ctx, styleOfPath(r.URL.Path))), http.StatusForbidden, msg)
 				log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
 				return
+			}
+			if o := r.Header.Get("Origin"); o != "" {
+				// A page served from this machine (a local web UI).
+				corsFor(w.Header(), o)
 			}
 		} else {
 			cors(w.Header())
@@ -280,11 +284,12 @@ var requestedHeaders = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+(\s*,\s*[A
 // preflight answers a CORS preflight (with no CORS headers in single-user
 // mode, which makes browsers refuse the cross-origin request).
 func (d Deps) preflight(w http.ResponseWriter, r *http.Request) {
-	if d.SingleUser {
+	h := w.Header()
+	if h.Get("Access-Control-Allow-Origin") == "" {
+		// Single-user mode without an origin: nothing to allow.
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
 	allow := allowHeaders
 	if req := strings.TrimSpace(r.Header.Get("Access-Control-Request-Headers")); req != "" && len(req) <= 2048 && requestedHeaders.MatchString(req) {
@@ -296,9 +301,21 @@ func (d Deps) preflight(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// exposeHeaders are the response headers browsers may read.
+const exposeHeaders = "X-Request-Id, X-Next-Cursor, X-Session-Id, X-Agent-Id, x-should-retry, Retry-After"
+
+// cors allows every origin: credentials travel in the Authorization
+// header, never in cookies.
 func cors(h http.Header) {
 	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Next-Cursor, X-Session-Id, X-Agent-Id, x-should-retry, Retry-After")
+	h.Set("Access-Control-Expose-Headers", exposeHeaders)
+}
+
+// corsFor allows one origin (single-user mode: a page of this machine).
+func corsFor(h http.Header, origin string) {
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", exposeHeaders)
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{8,128}$`)

@@ -119,16 +119,24 @@ func TestSingleUserServesOnlyLoopback(t *testing.T) {
 			if rec.Code != tc.status {
 				t.Fatalf("got %d %s", rec.Code, rec.Body)
 			}
-			if rec.Header().Get("Access-Control-Allow-Origin") != "" {
-				t.Fatal("single-user mode must send no CORS headers")
+			want := ""
+			if tc.status == 200 {
+				want = tc.origin // a loopback page may read; no one else
+			}
+			if got := rec.Header().Get("Access-Control-Allow-Origin"); got != want {
+				t.Fatalf("Access-Control-Allow-Origin = %q, want %q", got, want)
 			}
 		})
 	}
-	pre := httptest.NewRequest("OPTIONS", "/v3/projects/p1/chat/sessions", nil)
-	pre.Host = "127.0.0.1:8080"
-	pre.Header.Set("Origin", "http://127.0.0.1:8080")
-	if rec := serve(single, pre); rec.Header().Get("Access-Control-Allow-Headers") != "" {
-		t.Fatal("single-user preflight must allow nothing")
+	for origin, allowed := range map[string]bool{"http://localhost:5173": true, "https://evil.example": false} {
+		pre := httptest.NewRequest("OPTIONS", "/v3/projects/p1/chat/sessions", nil)
+		pre.Host = "127.0.0.1:8080"
+		pre.Header.Set("Origin", origin)
+		pre.Header.Set("Access-Control-Request-Headers", "content-type")
+		rec := serve(single, pre)
+		if got := rec.Header().Get("Access-Control-Allow-Headers") != ""; got != allowed {
+			t.Fatalf("preflight from %s: allowed=%v (%d %v)", origin, got, rec.Code, rec.Header())
+		}
 	}
 }
 
