@@ -95,9 +95,14 @@ func modePrompt(mode string) string {
 
 const gns3NoTools = "GNS3 tools are not available on this server: you cannot read or change the lab. Explain, guide and give the commands for the user to run."
 
+// gns3NoTurnTools is said when the hook gives the project context but no
+// tools, so that the model does not claim to act on the lab.
+const gns3NoTurnTools = "You have no GNS3 tools in this turn: you cannot change the lab or run commands on its devices. Use the project topology below when you have it; explain, guide and give the commands for the user to run."
+
 // NewGNS3Copilot returns the GNS3 network-lab copilot. Its Prepare picks
 // the mode from the turn (ParseMode) and asks hook for the topology and the
-// skills of that mode; without hook it has no tools.
+// skills of that mode; without hook it has no tools, and when hook gives no
+// skills the model is told it cannot act on the lab.
 func NewGNS3Copilot(hook GNS3Hook) *agent.Agent {
 	return &agent.Agent{
 		ID:           GNS3Copilot,
@@ -115,6 +120,9 @@ func NewGNS3Copilot(hook GNS3Hook) *agent.Agent {
 			more, skills, err := hook(ctx, t, mode)
 			if err != nil {
 				return "", nil, fmt.Errorf("prepare %s (%s) for project %s: %w", GNS3Copilot, mode, t.ProjectID, err)
+			}
+			if len(skills) == 0 {
+				extra += "\n\n" + gns3NoTurnTools
 			}
 			if more != "" {
 				extra += "\n\n" + more

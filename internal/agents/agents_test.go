@@ -216,3 +216,19 @@ func TestGNS3CopilotModeSelection(t *testing.T) {
 		t.Fatalf("hook error: %v", err)
 	}
 }
+
+func TestGNS3CopilotHookWithoutTools(t *testing.T) {
+	hook := func(context.Context, agent.TurnInfo, string) (string, []agent.Skill, error) {
+		return "## GNS3 project topology\n{}", nil, nil
+	}
+	a, _ := DefaultRegistry(Deps{GNS3: hook}).Get(GNS3Copilot)
+	extra, skills, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", Mode: ModeLabAutomationAssistant})
+	if err != nil || len(skills) != 0 {
+		t.Fatalf("skills %v, err %v", skills, err)
+	}
+	notools := strings.Index(extra, "You have no GNS3 tools in this turn")
+	topo := strings.Index(extra, "## GNS3 project topology")
+	if !strings.HasPrefix(extra, "Mode: "+ModeLabAutomationAssistant) || notools < 0 || topo < notools || strings.Contains(extra, "not available on this server") {
+		t.Fatalf("extra = %q", extra)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 // Handler returns the handler serving every route, and a cleanup func.
 func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error) {
-	ag, err := agentwire.New(base.Config, base.Store, base.Logger)
+	ag, err := agentwire.New(base.Config, base.Store, base.GNS3, base.Logger)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build agents: %w", err)
 	}

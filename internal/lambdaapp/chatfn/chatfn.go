@@ -26,7 +26,7 @@ func Funcs() []lambdaapp.Func {
 func Main(name string) { lambdaapp.Main(Funcs(), name) }
 
 func buildStream(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	ag, err := agentwire.New(app.Config, app.Store, app.Logger)
+	ag, err := agentwire.New(app.Config, app.Store, app.GNS3, app.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}

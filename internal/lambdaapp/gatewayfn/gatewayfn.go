@@ -32,7 +32,7 @@ func Main(name string) { lambdaapp.Main(Funcs(), name) }
 
 // buildRuntime serves the routes that run agents.
 func buildRuntime(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	ag, err := agentwire.New(app.Config, app.Store, app.Logger)
+	ag, err := agentwire.New(app.Config, app.Store, app.GNS3, app.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}

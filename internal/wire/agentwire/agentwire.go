@@ -12,8 +12,10 @@ import (
 	"agentchat/internal/agent"
 	"agentchat/internal/agents"
 	"agentchat/internal/config"
+	"agentchat/internal/gns3"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
+	"agentchat/internal/tools/gns3topo"
 	"agentchat/internal/tools/seerr"
 )
 
@@ -42,22 +44,29 @@ func Resolver(cfg *config.Config, log *slog.Logger) (llm.Resolver, error) {
 	return llm.NewStaticResolver(c), nil
 }
 
-// Registry returns the default agents with their configured tools.
-func Registry(cfg *config.Config) (*agent.Registry, error) {
+// Registry returns the default agents with their configured tools. gc is
+// the GNS3 controller client (wire.Base.GNS3), nil without GNS3_URL: the
+// gns3-copilot then runs without the project topology.
+func Registry(cfg *config.Config, gc *gns3.Client, log *slog.Logger) (*agent.Registry, error) {
 	sc, err := seerr.New(seerr.Config{BaseURL: cfg.SeerrURL, APIKey: cfg.SeerrAPIKey, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("seerr client: %w", err)
 	}
-	return agents.DefaultRegistry(agents.Deps{Seerr: sc}), nil
+	deps := agents.Deps{Seerr: sc}
+	if gc != nil {
+		deps.GNS3 = gns3topo.New(gns3topo.Options{Client: gc, Logger: log}).Hook
+	}
+	return agents.DefaultRegistry(deps), nil
 }
 
-// New builds the resolver, the registry and the runtime over st.
-func New(cfg *config.Config, st store.Store, log *slog.Logger) (*Agent, error) {
+// New builds the resolver, the registry and the runtime over st; gc is the
+// GNS3 controller client, nil without GNS3_URL.
+func New(cfg *config.Config, st store.Store, gc *gns3.Client, log *slog.Logger) (*Agent, error) {
 	res, err := Resolver(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := Registry(cfg)
+	reg, err := Registry(cfg, gc, log)
 	if err != nil {
 		return nil, err
 	}
