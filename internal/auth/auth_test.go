@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,6 +63,64 @@ type memKeys struct {
 	mu   sync.Mutex
 	keys map[string]store.APIKey // by hash
 	err  error
+
+	// TouchAPIKey: touchErr fails it; when set before use, touchEntered
+	// receives on each call and touchGate must then be closed to let it go on.
+	touchErr     error
+	touchEntered chan struct{}
+	touchGate    chan struct{}
+	touches      []touchCall
+}
+
+// touchCall is one TouchAPIKey call as the store saw it.
+type touchCall struct {
+	user, id    string
+	at          time.Time
+	ctxErr      error
+	hasDeadline bool
+}
+
+func (m *memKeys) TouchAPIKey(ctx context.Context, userID, keyID string, t time.Time) error {
+	if m.touchEntered != nil {
+		m.touchEntered <- struct{}{}
+		<-m.touchGate
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, hasDeadline := ctx.Deadline()
+	m.touches = append(m.touches, touchCall{user: userID, id: keyID, at: t, ctxErr: ctx.Err(), hasDeadline: hasDeadline})
+	if m.touchErr != nil {
+		return m.touchErr
+	}
+	for h, k := range m.keys {
+		if k.UserID == userID && k.ID == keyID {
+			if t.After(k.LastUsed) {
+				k.LastUsed = t
+				m.keys[h] = k
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("touch api key %s: %w", keyID, store.ErrNotFound)
+}
+
+// touchCalls returns the TouchAPIKey calls so far.
+func (m *memKeys) touchCalls() []touchCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.touches)
+}
+
+// lastUsed returns the LastUsed of the user's key id.
+func (m *memKeys) lastUsed(user, id string) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range m.keys {
+		if k.UserID == user && k.ID == id {
+			return k.LastUsed
+		}
+	}
+	return time.Time{}
 }
 
 func (m *memKeys) CreateAPIKey(_ context.Context, k *store.APIKey) error {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"agentchat/internal/store"
@@ -17,6 +19,19 @@ const MaxCredentialLen = 8 << 10
 // DefaultForwardTTL is the lifetime of the JWT minted for an API-key caller,
 // forwarded to GNS3 in Identity.Token. It covers a whole turn.
 const DefaultForwardTTL = 15 * time.Minute
+
+// TouchInterval is how often, at most, an Authenticator records the last
+// use of one API key (store.APIKeys.TouchAPIKey): the first successful use
+// of a key, then the first one at least TouchInterval after the last
+// recorded, so authentication never costs a store write per request.
+const TouchInterval = time.Minute
+
+const (
+	// maxTouched bounds the keys whose last recorded use is remembered.
+	maxTouched = 10_000
+	// touchTimeout bounds one last-use update.
+	touchTimeout = 5 * time.Second
+)
 
 // Authenticator turns an Authorization header into an Identity.
 //
@@ -31,21 +46,50 @@ const DefaultForwardTTL = 15 * time.Minute
 // are not checked, and a bearer token that is not an API key is passed on
 // in Identity.Token so that a local server can still reach a GNS3
 // controller with the user's GNS3 token.
+//
+// Each successful API-key authentication records the key's last use in the
+// background (at most once per key per TouchInterval, see WaitTouches): the
+// request never waits for it, and a failure is only logged.
 type Authenticator struct {
 	jwt  *JWTVerifier
 	keys store.APIKeys
 	now  func() time.Time
+	log  *slog.Logger
+
+	touchMu  sync.Mutex
+	touched  map[keyRef]time.Time // last recorded use, by key
+	inflight int                  // last-use updates running
+	idle     *sync.Cond           // on touchMu: inflight fell to 0
+}
+
+// keyRef names one API key.
+type keyRef struct{ user, id string }
+
+// Option tunes an Authenticator.
+type Option func(*Authenticator)
+
+// WithLogger sets the logger of failed last-use updates (nil or not given:
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(a *Authenticator) { a.log = l }
 }
 
 // NewAuthenticator builds an Authenticator. secret nil or empty selects
 // single-user mode; otherwise it must be at least MinSecretLen bytes. keys
 // may be nil (then every API key is refused). now is the clock; nil means
 // time.Now.
-func NewAuthenticator(secret []byte, keys store.APIKeys, now func() time.Time) (*Authenticator, error) {
+func NewAuthenticator(secret []byte, keys store.APIKeys, now func() time.Time, opts ...Option) (*Authenticator, error) {
 	if now == nil {
 		now = time.Now
 	}
-	a := &Authenticator{keys: keys, now: now}
+	a := &Authenticator{keys: keys, now: now, touched: map[keyRef]time.Time{}}
+	a.idle = sync.NewCond(&a.touchMu)
+	for _, o := range opts {
+		o(a)
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
 	if len(secret) > 0 {
 		v, err := NewJWTVerifier(secret, now)
 		if err != nil {
@@ -76,9 +120,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorizationHeader st
 		case IsAPIKey(tok):
 			// No credential is needed here, but a key that is presented
 			// must be valid: a revoked or expired key never works.
-			if _, err := a.lookupKey(ctx, tok); err != nil {
+			k, err := a.lookupKey(ctx, tok)
+			if err != nil {
 				return Identity{}, err
 			}
+			a.touch(ctx, k)
 		default:
 			id.Token = tok
 		}
@@ -135,7 +181,75 @@ func (a *Authenticator) apiKey(ctx context.Context, secret string) (Identity, er
 	if err != nil {
 		return Identity{}, fmt.Errorf("api key %s: %w", k.ID, err)
 	}
+	a.touch(ctx, k)
 	return Identity{UserID: k.UserID, Token: tok, Via: ViaAPIKey}, nil
+}
+
+// touch records in the background that k was used now, unless this
+// Authenticator recorded a use of k less than TouchInterval ago. The update
+// outlives the request (context.WithoutCancel) for at most touchTimeout; a
+// failure is logged, and the next attempt comes TouchInterval later.
+func (a *Authenticator) touch(ctx context.Context, k *store.APIKey) {
+	now := a.now()
+	if !a.claimTouch(keyRef{user: k.UserID, id: k.ID}, now) {
+		return
+	}
+	a.touchMu.Lock()
+	a.inflight++
+	a.touchMu.Unlock()
+	go func() {
+		defer func() {
+			a.touchMu.Lock()
+			a.inflight--
+			if a.inflight == 0 {
+				a.idle.Broadcast()
+			}
+			a.touchMu.Unlock()
+		}()
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), touchTimeout)
+		defer cancel()
+		if err := a.keys.TouchAPIKey(tctx, k.UserID, k.ID, now); err != nil {
+			a.log.WarnContext(tctx, "api key last use not recorded", "key_id", k.ID, "user_id", k.UserID, "error", err)
+		}
+	}()
+}
+
+// claimTouch reports whether a use of ref at now is to be recorded, and if
+// so remembers now as its last recorded use. The memory is bounded: once
+// it holds maxTouched keys, it forgets the uses older than TouchInterval,
+// and everything if that is not enough to free a quarter of it (forgetting
+// only costs an early update).
+func (a *Authenticator) claimTouch(ref keyRef, now time.Time) bool {
+	a.touchMu.Lock()
+	defer a.touchMu.Unlock()
+	last, ok := a.touched[ref]
+	if d := now.Sub(last); ok && d >= 0 && d < TouchInterval {
+		return false
+	}
+	if !ok && len(a.touched) >= maxTouched {
+		for r, t := range a.touched {
+			if d := now.Sub(t); d < 0 || d >= TouchInterval {
+				delete(a.touched, r)
+			}
+		}
+		if len(a.touched) > maxTouched*3/4 {
+			clear(a.touched)
+		}
+	}
+	a.touched[ref] = now
+	return true
+}
+
+// WaitTouches blocks until no last-use update is running: every update
+// started by an Authenticate call that returned before WaitTouches was
+// called has then finished. For tests, and for a graceful shutdown once
+// requests have stopped.
+func (a *Authenticator) WaitTouches() {
+	a.touchMu.Lock()
+	defer a.touchMu.Unlock()
+	for a.inflight > 0 {
+		a.idle.Wait()
+	}
 }
 
 // lookupKey returns the active key whose secret is secret.

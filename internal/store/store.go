@@ -231,6 +231,9 @@ type APIKeys interface {
 	RevokeAPIKey(ctx context.Context, userID, keyID string) error
 	// APIKeyByHash returns the key with that hash, or ErrNotFound.
 	APIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	// TouchAPIKey records that the user's key was used at t (LastUsed only moves forward); ErrNotFound when no such key.
+	// ListAPIKeys shows the result; the LastUsed of APIKeyByHash may lag.
+	TouchAPIKey(ctx context.Context, userID, keyID string, t time.Time) error
 }
 
 // Store is everything agentchat persists.

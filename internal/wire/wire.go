@@ -69,7 +69,7 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.NewAuthenticator(cfg.JWTSecret, st, time.Now)
+	a, err := auth.NewAuthenticator(cfg.JWTSecret, st, time.Now, auth.WithLogger(log))
 	if err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("build authenticator: %w", err)
@@ -102,5 +102,8 @@ func (b *Base) RemovalPolicy() sessions.RemovalPolicy {
 	return p
 }
 
-// Close releases the store.
-func (b *Base) Close() error { return b.Store.Close() }
+// Close waits for background API-key bookkeeping, then releases the store.
+func (b *Base) Close() error {
+	b.Auth.WaitTouches()
+	return b.Store.Close()
+}

@@ -5,7 +5,7 @@
 // as "Authorization: Bearer ack_..." on every route (see package auth).
 //
 //	POST   /v3/access/users/{user_id}/api-keys            create → 201 KeyCreated
-//	GET    /v3/access/users/{user_id}/api-keys            list   → 200 []Key (no secrets)
+//	GET    /v3/access/users/{user_id}/api-keys            list   → 200 []Key (no secrets, with last use)
 //	DELETE /v3/access/users/{user_id}/api-keys            revoke all → 200 {"revoked": n}
 //	DELETE /v3/access/users/{user_id}/api-keys/{key_id}   revoke one → 204
 //
@@ -124,15 +124,18 @@ type KeyCreated struct {
 	ExpiresAt *string `json:"expires_at"`
 }
 
-// Key is a listed key (never its secret).
+// Key is a listed key (never its secret). LastUsedAt is the last recorded
+// successful use (null: never); it is recorded at most once a minute per
+// server process (auth.TouchInterval), so it may lag by that much.
 type Key struct {
-	ID        string  `json:"id"`
-	Name      string  `json:"name"`
-	Prefix    string  `json:"prefix"`
-	Status    string  `json:"status"`
-	CreatedAt string  `json:"created_at"`
-	ExpiresAt *string `json:"expires_at"`
-	RevokedAt *string `json:"revoked_at"`
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Prefix     string  `json:"prefix"`
+	Status     string  `json:"status"`
+	CreatedAt  string  `json:"created_at"`
+	ExpiresAt  *string `json:"expires_at"`
+	RevokedAt  *string `json:"revoked_at"`
+	LastUsedAt *string `json:"last_used_at"`
 }
 
 // owner returns the user whose keys the request manages: the caller, when
@@ -263,7 +266,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		out = append(out, Key{
 			ID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: status(k, now),
 			CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
-			RevokedAt: optTime(k.RevokedAt),
+			RevokedAt: optTime(k.RevokedAt), LastUsedAt: optTime(k.LastUsed),
 		})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)

@@ -86,10 +86,6 @@ func TestCreateListRevoke(t *testing.T) {
 	if keys[0].ID != noExp.ID || keys[1].ID != k.ID || keys[1].Status != apikeys.StatusActive || keys[1].RevokedAt != nil {
 		t.Fatalf("list order/status = %+v", keys)
 	}
-	// Last use is not tracked, so it is not advertised.
-	if strings.Contains(raw, "last_used") {
-		t.Fatalf("list advertises a last use that is never written: %s", raw)
-	}
 	if bob, _ := list(t, e, "Bearer "+e.Token("bob")); len(bob) != 0 {
 		t.Fatalf("bob sees %+v", bob)
 	}
@@ -115,6 +111,70 @@ func TestCreateListRevoke(t *testing.T) {
 	}
 	if keys, _ := list(t, e, "Bearer "+noExp.Key); len(keys) != 2 {
 		t.Fatalf("the other key stopped working: %+v", keys)
+	}
+}
+
+// TestLastUsed: a successful use of a key shows in the list as
+// last_used_at (RFC 3339 UTC), null until then; a refused use does not count.
+func TestLastUsed(t *testing.T) {
+	e := newEnv(t, apitest.Options{}, apikeys.Options{})
+	used := create(t, e, "alice", map[string]any{"name": "used"})
+	unused := create(t, e, "alice", map[string]any{"name": "unused"})
+	jwt := "Bearer " + e.Token("alice")
+	lastUsed := func() map[string]*string {
+		t.Helper()
+		r := e.Do(http.MethodGet, keysPath, jwt, nil)
+		var raw []map[string]json.RawMessage
+		r.JSON(t, &raw)
+		out := map[string]*string{}
+		for _, k := range raw {
+			v, ok := k["last_used_at"]
+			if !ok {
+				t.Fatalf("no last_used_at in %s", r.Body)
+			}
+			var s *string
+			if err := json.Unmarshal(v, &s); err != nil {
+				t.Fatalf("last_used_at %s: %v", v, err)
+			}
+			var id string
+			_ = json.Unmarshal(k["id"], &id)
+			out[id] = s
+		}
+		return out
+	}
+	if got := lastUsed(); len(got) != 2 || got[used.ID] != nil || got[unused.ID] != nil {
+		t.Fatalf("before any use: %v", got)
+	}
+
+	before := time.Now().UTC().Truncate(time.Millisecond)
+	if r := e.Do(http.MethodGet, keysPath, "Bearer "+used.Key, nil); r.Status != http.StatusOK {
+		t.Fatalf("use the key: %d %s", r.Status, r.Body)
+	}
+	e.Auth.WaitTouches()
+	after := time.Now().UTC()
+	got := lastUsed()
+	if got[unused.ID] != nil {
+		t.Errorf("unused key has last_used_at %s", *got[unused.ID])
+	}
+	at := got[used.ID]
+	if at == nil {
+		t.Fatal("used key has no last_used_at")
+	}
+	when, err := time.Parse(time.RFC3339, *at)
+	if err != nil || !strings.HasSuffix(*at, "Z") || when.Before(before) || when.After(after) {
+		t.Fatalf("last_used_at = %s (%v), want RFC 3339 UTC within [%v, %v]", *at, err, before, after)
+	}
+
+	// Revoked: the refused use leaves last_used_at as it was.
+	if r := e.As("alice", http.MethodDelete, keysPath+"/"+unused.ID, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	if r := e.Do(http.MethodGet, keysPath, "Bearer "+unused.Key, nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("revoked key: %d %s", r.Status, r.Body)
+	}
+	e.Auth.WaitTouches()
+	if got := lastUsed(); got[unused.ID] != nil || got[used.ID] == nil || *got[used.ID] != *at {
+		t.Fatalf("after a refused use: %v", got)
 	}
 }
 

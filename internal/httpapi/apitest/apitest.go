@@ -79,6 +79,7 @@ func New(t testing.TB, opt Options, routes func(st store.Store, a *auth.Authenti
 		t.Fatal(err)
 	}
 	e.Auth = a
+	t.Cleanup(a.WaitTouches) // runs before the store's cleanup
 	projects := opt.Projects
 	if projects == nil {
 		projects = gns3.OpenDirectory{}

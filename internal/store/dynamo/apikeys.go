@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"agentchat/internal/store"
@@ -202,4 +203,57 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*store.APIKey, e
 		return nil, fmt.Errorf("API key by hash: %w", store.ErrNotFound)
 	}
 	return apiKeyFromItem(out.Item)
+}
+
+// TouchAPIKey implements store.APIKeys with one conditional UpdateItem of
+// the user's item (the one ListAPIKeys reads; the lookup item keeps its
+// LastUsed of creation): last_used becomes t unless it is already at or
+// after t. store.ErrNotFound when the user has no such key.
+func (s *Store) TouchAPIKey(ctx context.Context, userID, keyID string, t time.Time) error {
+	if t.IsZero() {
+		return fmt.Errorf("touch API key %s: zero time", keyID)
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return fmt.Errorf("touch API key %s: time %v out of range (years 1..9999)", keyID, t)
+	}
+	if userID == "" || keyID == "" {
+		return fmt.Errorf("touch API key %q: %w", keyID, store.ErrNotFound)
+	}
+	key := keyOf(userPK(userID), apiKeySK(keyID))
+	// timeLayout is fixed width, so string order is time order.
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key,
+		UpdateExpression:                    aws.String("SET #lu = :t"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND (attribute_not_exists(#lu) OR #lu < :t)"),
+		ExpressionAttributeNames:            map[string]string{"#lu": kLastUsed, "#pk": attrPK},
+		ExpressionAttributeValues:           item{":t": avS(fmtTime(t))},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err == nil {
+		return nil
+	}
+	var cf *types.ConditionalCheckFailedException
+	if !errors.As(err, &cf) {
+		return fmt.Errorf("touch API key %s: %w", keyID, err)
+	}
+	if cf.Item != nil { // the key exists and was used at or after t
+		return nil
+	}
+	// No item returned: the key is missing, or an emulator does not return
+	// it. Read it to tell.
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key,
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     aws.String("#pk"),
+		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
+	})
+	if err != nil {
+		return fmt.Errorf("touch API key %s: %w", keyID, err)
+	}
+	if out.Item == nil {
+		return fmt.Errorf("touch API key %s: %w", keyID, store.ErrNotFound)
+	}
+	return nil
 }

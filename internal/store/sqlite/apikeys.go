@@ -126,3 +126,33 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*store.APIKey, e
 	}
 	return k, nil
 }
+
+// TouchAPIKey records that the user's key was used at t: last_used becomes t
+// unless it is already at or after t (it only moves forward).
+// store.ErrNotFound when the user has no such key.
+func (s *Store) TouchAPIKey(ctx context.Context, userID, keyID string, t time.Time) error {
+	if t.IsZero() {
+		return fmt.Errorf("touch api key %s: zero time", keyID)
+	}
+	at, err := encTime(t)
+	if err != nil {
+		return fmt.Errorf("touch api key %s: %w", keyID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		// Stored times are fixed width, so text order is time order ('' first).
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used = CASE WHEN last_used < ? THEN ? ELSE last_used END
+WHERE id = ? AND user_id = ?`, at, at, keyID, userID)
+		if err != nil {
+			return err
+		}
+		n, err := rowsAffected(res)
+		if err == nil && n == 0 {
+			err = store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("touch api key %s: %w", keyID, err)
+	}
+	return nil
+}

@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DeleteProject", testDeleteProject},
 		{"DeleteProjectMany", testDeleteProjectMany},
 		{"APIKeys", testAPIKeys},
+		{"TouchAPIKey", testTouchAPIKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1684,6 +1685,91 @@ func testAPIKeys(t *testing.T, s store.Store) {
 	if len(list) != 0 {
 		t.Errorf("ListAPIKeys(nobody) = %d keys", len(list))
 	}
+}
+
+func testTouchAPIKey(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	mk := func(user string, lastUsed time.Time) *store.APIKey {
+		id := uuid.NewString()
+		k := &store.APIKey{
+			ID: id, UserID: user, Name: "key " + id,
+			Hash:      strings.ReplaceAll(uuid.NewString()+uuid.NewString(), "-", ""),
+			Prefix:    "ack_" + id[:4],
+			CreatedAt: base, LastUsed: lastUsed,
+		}
+		noErr(t, "CreateAPIKey", s.CreateAPIKey(ctx, k))
+		return k
+	}
+	ka := mk("alice", time.Time{})
+	kOther := mk("alice", time.Time{})
+	kb := mk("bob", time.Time{})
+	kUsed := mk("alice", base.Add(time.Hour))
+	lastUsed := func(user, id string) time.Time {
+		t.Helper()
+		keys, err := s.ListAPIKeys(ctx, user)
+		noErr(t, "ListAPIKeys", err)
+		for _, k := range keys {
+			if k.ID == id {
+				checkUTC(t, "LastUsed", k.LastUsed)
+				return k.LastUsed
+			}
+		}
+		t.Fatalf("ListAPIKeys(%s): key %s missing", user, id)
+		return time.Time{}
+	}
+	check := func(what string, k *store.APIKey, want time.Time) {
+		t.Helper()
+		if got := lastUsed(k.UserID, k.ID); !timeEq(got, want) {
+			t.Errorf("%s: LastUsed = %v, want %v", what, got, want)
+		}
+	}
+
+	t1 := base.Add(10 * time.Minute)
+	noErr(t, "TouchAPIKey(t1)", s.TouchAPIKey(ctx, "alice", ka.ID, t1))
+	check("after the first touch", ka, t1)
+	noErr(t, "TouchAPIKey(earlier)", s.TouchAPIKey(ctx, "alice", ka.ID, t1.Add(-time.Minute)))
+	check("after an earlier touch", ka, t1)
+	noErr(t, "TouchAPIKey(same)", s.TouchAPIKey(ctx, "alice", ka.ID, t1))
+	check("after the same touch", ka, t1)
+	t2 := t1.Add(time.Millisecond)
+	noErr(t, "TouchAPIKey(t2)", s.TouchAPIKey(ctx, "alice", ka.ID, t2.In(time.FixedZone("X", 3600))))
+	check("after a later touch (another zone)", ka, t2)
+
+	// A LastUsed stored at creation also only moves forward.
+	noErr(t, "TouchAPIKey(used, earlier)", s.TouchAPIKey(ctx, "alice", kUsed.ID, base))
+	check("used key after an earlier touch", kUsed, kUsed.LastUsed)
+
+	// Only the user's own key, and a time is required.
+	wantErr(t, "TouchAPIKey(bob, alice's key)", s.TouchAPIKey(ctx, "bob", ka.ID, t2.Add(time.Hour)), store.ErrNotFound)
+	wantErr(t, "TouchAPIKey(unknown)", s.TouchAPIKey(ctx, "alice", uuid.NewString(), t2), store.ErrNotFound)
+	wantErr(t, "TouchAPIKey(no user)", s.TouchAPIKey(ctx, "", ka.ID, t2), store.ErrNotFound)
+	if err := s.TouchAPIKey(ctx, "alice", ka.ID, time.Time{}); err == nil {
+		t.Error("TouchAPIKey(zero time): no error")
+	}
+	check("after refused touches", ka, t2)
+	check("alice's other key", kOther, time.Time{})
+	check("bob's key", kb, time.Time{})
+
+	// A revoked key still exists: touching it is not an error.
+	noErr(t, "RevokeAPIKey", s.RevokeAPIKey(ctx, "alice", kOther.ID))
+	noErr(t, "TouchAPIKey(revoked)", s.TouchAPIKey(ctx, "alice", kOther.ID, t1))
+	check("revoked key", kOther, t1)
+
+	// Concurrent touches leave the latest time, whatever their order.
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = s.TouchAPIKey(ctx, "bob", kb.ID, base.Add(time.Duration(n-i)*time.Second))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		noErr(t, fmt.Sprintf("concurrent TouchAPIKey %d", i), err)
+	}
+	check("after concurrent touches", kb, base.Add(n*time.Second))
 }
 
 func diffAPIKey(want, got *store.APIKey) string {
