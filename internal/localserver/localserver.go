@@ -56,11 +56,11 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 func Run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string) error {
 	cfg, err := config.Load(getenv, config.LocalDefaults())
 	if err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
+		return err // one line per problem, under "invalid configuration:"
 	}
 	if cfg.SingleUser() {
 		if err := config.CheckLoopback(cfg.Addr); err != nil {
-			return fmt.Errorf("refusing to start: %w (set JWT_SECRET to serve other hosts)", err)
+			return fmt.Errorf("refusing to start: %w", err)
 		}
 	}
 	log := wire.NewLogger(logOut, cfg.LogLevel)

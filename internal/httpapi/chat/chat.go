@@ -295,9 +295,10 @@ func (h *Handlers) collect(w http.ResponseWriter, r *http.Request, turn *agent.T
 		}
 	})
 	out.Content = b.String()
-	status := http.StatusOK
 	if out.Error != "" && out.Content == "" {
-		status = http.StatusBadGateway
+		// Nothing was answered: an error in the API's own shape.
+		httpapi.Error(w, r, http.StatusBadGateway, out.Error)
+		return
 	}
-	httpapi.WriteJSON(w, status, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 }

@@ -454,3 +454,12 @@ func FuzzStreamBody(f *testing.F) {
 		}
 	})
 }
+
+func TestNonStreamingFailureIsAnAPIError(t *testing.T) {
+	e := newEnv(t, 0)
+	e.llm.Enqueue(llmtest.Reply{Status: 500, Error: "boom"})
+	r := e.As("alice", http.MethodPost, path("/stream"), map[string]any{"message": "status?", "stream": false})
+	if r.Status != http.StatusBadGateway || !strings.Contains(r.Message(), "The LLM provider failed (500)") {
+		t.Fatalf("non-streaming failure: %d %s", r.Status, r.Body)
+	}
+}
