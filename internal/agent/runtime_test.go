@@ -377,6 +377,22 @@ func TestTitle(t *testing.T) {
 			t.Fatalf("title = %q", s.Title)
 		}
 	})
+	t.Run("after a failed first turn", func(t *testing.T) {
+		h := newHarness(t, nil)
+		h.llm.Enqueue(llmtest.Reply{Status: 500}, llmtest.Reply{Text: "OSPF uses areas."}, llmtest.Reply{Text: "OSPF areas"})
+		k := newKey()
+		h.turn(k, "err first try")
+		h.turn(k, "how does OSPF use areas?")
+		reqs := h.requests()
+		titleReq := reqs[len(reqs)-1].Messages
+		prompt := titleReq[len(titleReq)-1].Content
+		if !strings.Contains(prompt, "User: how does OSPF use areas?") || strings.Contains(prompt, "err first try") {
+			t.Fatalf("the title call must see the exchange it names: %q", prompt)
+		}
+		if s := h.session(k); s.Title != "OSPF areas" {
+			t.Fatalf("title = %q", s.Title)
+		}
+	})
 	t.Run("fallback on error", func(t *testing.T) {
 		h := newHarness(t, nil)
 		h.llm.Enqueue(llmtest.Reply{Text: "answer"}, llmtest.Reply{Status: 500})

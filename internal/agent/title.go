@@ -27,14 +27,15 @@ const (
 // title generates the session's title with one non-streamed LLM call
 // (counted in the turn's statistics when it succeeds), bounded by its own
 // short timeout, and stores it unless the user renamed the session
-// meanwhile. On failure the first characters of the first user message are
-// used.
-func (tr *turnRun) title(firstUser, answer string) {
+// meanwhile. The model sees the exchange just answered (question and
+// answer belong together even when earlier turns failed); on failure the
+// first characters of the session's first user message are used.
+func (tr *turnRun) title(firstUser, question, answer string) {
 	t := tr.t
 	req := llm.Request{
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: titleInstruction},
-			{Role: openai.ChatMessageRoleUser, Content: "User: " + truncateRunes(firstUser, titleInputRunes) +
+			{Role: openai.ChatMessageRoleUser, Content: "User: " + truncateRunes(question, titleInputRunes) +
 				"\n\nAssistant: " + truncateRunes(answer, titleInputRunes)},
 		},
 		MaxTokens: titleMaxTokens,

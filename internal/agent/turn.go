@@ -419,7 +419,7 @@ func (tr *turnRun) run() string {
 	switch out {
 	case outFinal:
 		if s := t.session; s.Title == store.DefaultTitle && !s.TitleSetByUser {
-			tr.title(firstUserMessage(hist, t.req.Message), res.Content)
+			tr.title(firstUserMessage(hist, t.req.Message), t.req.Message, res.Content)
 		}
 		return ""
 	case outMaxSteps:
