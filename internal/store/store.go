@@ -188,20 +188,38 @@ type Messages interface {
 	ListMessages(ctx context.Context, k Key, limit int) ([]Message, error)
 }
 
+// AbortGrace is how long a lease holder has to react to an abort request.
+// A live turn polls the abort flag every few hundred milliseconds and ends,
+// releasing its lease; a holder that has not done so AbortGrace after the
+// request is considered dead (its instance crashed), and its lease may be
+// taken by another owner before it expires.
+const AbortGrace = 5 * time.Second
+
 // Leases guard a session against concurrent turns and carry the abort flag,
 // so that any instance can stop a turn running on another.
+//
+// The abort flag also frees the lease of a crashed turn: RequestAbort
+// records when the abort was first requested, and once AbortGrace has
+// passed since then, AcquireLease by another owner succeeds even though
+// the lease has not expired.
 type Leases interface {
 	// AcquireLease takes the session's turn lease for owner until now+ttl
-	// and clears the abort flag. ErrLeaseHeld when another owner holds an
-	// unexpired lease; ErrNotFound when the session does not exist.
+	// and clears the abort flag (and its request time). It succeeds when
+	// the lease is free, expired or already owner's, or when an abort was
+	// requested more than AbortGrace ago (the holder is then considered
+	// dead and loses the lease: its RenewLease returns ErrLeaseLost).
+	// ErrLeaseHeld otherwise, when another owner holds an unexpired lease;
+	// ErrNotFound when the session does not exist.
 	AcquireLease(ctx context.Context, k Key, owner string, ttl time.Duration) error
 	// RenewLease extends the owner's lease; ErrLeaseLost when it is gone.
 	RenewLease(ctx context.Context, k Key, owner string, ttl time.Duration) error
 	// ReleaseLease frees the owner's lease; releasing a lease that is not
 	// held by owner is a no-op.
 	ReleaseLease(ctx context.Context, k Key, owner string) error
-	// RequestAbort sets the session's abort flag; ErrNotFound when the
-	// session does not exist.
+	// RequestAbort sets the session's abort flag and, unless the flag was
+	// already set, records now as the time of the request (a repeated
+	// request does not postpone the AbortGrace deadline). ErrNotFound when
+	// the session does not exist.
 	RequestAbort(ctx context.Context, k Key) error
 	// AbortRequested reports whether the abort flag is set.
 	AbortRequested(ctx context.Context, k Key) (bool, error)

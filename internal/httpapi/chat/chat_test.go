@@ -3,10 +3,12 @@ package chat_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,8 @@ import (
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/store"
+	"agentchat/internal/store/sqlite"
+	"agentchat/internal/store/storetest"
 )
 
 const (
@@ -84,11 +88,17 @@ func pingTool() agent.Tool {
 
 func newEnv(t *testing.T, heartbeat time.Duration) *env {
 	t.Helper()
+	return newEnvOpts(t, heartbeat, apitest.Options{})
+}
+
+// newEnvOpts is newEnv with apitest options (a store of the test's own).
+func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options) *env {
+	t.Helper()
 	srv := llmtest.NewServer(t)
 	res := &switchResolver{c: newLLMClient(t, srv.BaseURL(), 5*time.Second)}
 	reg := agent.NewRegistry(agentID)
 	reg.Register(&agent.Agent{ID: agentID, SystemPrompt: "You are a lab tester.", Skills: []agent.Skill{{Name: "net", Tools: []agent.Tool{pingTool()}}}})
-	e := apitest.New(t, apitest.Options{}, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
+	e := apitest.New(t, opts, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: res, Logger: discard, AbortPoll: 20 * time.Millisecond, TurnTimeout: 30 * time.Second})
 		ch := chat.New(chat.Options{Runtime: rt, Heartbeat: heartbeat, AgentID: agentID})
 		return append(ch.Routes(), sessions.New(st, nil, nil).Routes()...)
@@ -304,6 +314,62 @@ func TestConcurrentTurnAndAbort(t *testing.T) {
 	e.As("alice", http.MethodGet, path("/sessions"), nil).JSON(t, &list)
 	if list[0].Stats.AbortedTurns != 1 {
 		t.Fatalf("aborted turns: %+v", list[0].Stats)
+	}
+}
+
+// TestAbortFreesDeadTurn: the instance running a turn crashed, leaving its
+// unexpired lease behind. Stop (abort) frees the session once
+// store.AbortGrace has passed without the holder reacting.
+func TestAbortFreesDeadTurn(t *testing.T) {
+	ctx := t.Context()
+	clock := new(storetest.Clock)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agentchat.db"), sqlite.WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e := newEnvOpts(t, 0, apitest.Options{Store: st})
+
+	sid := "5b2f0c1e-7a4d-4e8b-9c3f-1d2e3f4a5b6c"
+	s := e.OpenStream("alice", path("/stream"), map[string]any{"message": "hi", "session_id": sid})
+	if got := types(s.All(t)); !strings.HasSuffix(got, "done") || strings.Contains(got, "error") {
+		t.Fatalf("first turn: %s", got)
+	}
+	// A turn of a crashed instance: the lease is held, nobody renews,
+	// releases or watches the abort flag.
+	k := store.Key{ProjectID: project, UserID: "alice", ThreadID: sid}
+	if err := st.AcquireLease(ctx, k, "dead-instance", time.Hour); err != nil {
+		t.Fatalf("acquire the dead turn's lease: %v", err)
+	}
+	again := map[string]any{"message": "are you there?", "session_id": sid}
+	if r := e.As("alice", http.MethodPost, path("/stream"), again); r.Status != http.StatusConflict {
+		t.Fatalf("turn while the dead lease is held: %d %s", r.Status, r.Body)
+	}
+	if r := e.As("alice", http.MethodPost, path("/sessions/"+sid+"/abort"), nil); r.Status != http.StatusAccepted {
+		t.Fatalf("abort: %d %s", r.Status, r.Body)
+	}
+	// Within the grace a live holder could still be reacting.
+	if r := e.As("alice", http.MethodPost, path("/stream"), again); r.Status != http.StatusConflict {
+		t.Fatalf("turn just after the abort: %d %s", r.Status, r.Body)
+	}
+
+	clock.Advance(store.AbortGrace + time.Second)
+	s = e.OpenStream("alice", path("/stream"), again)
+	if s.Status != http.StatusOK {
+		t.Fatalf("turn after the abort grace: status %d", s.Status)
+	}
+	if got := types(s.All(t)); !strings.HasSuffix(got, "done") || strings.Contains(got, "error") {
+		t.Fatalf("turn after the abort grace: %s", got)
+	}
+	if err := st.RenewLease(ctx, k, "dead-instance", time.Hour); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("RenewLease by the dead turn = %v, want ErrLeaseLost", err)
+	}
+	msgs, err := st.ListMessages(ctx, k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(msgs); n != 4 || msgs[2].Content != "are you there?" {
+		t.Fatalf("messages after the takeover: %d %+v", n, msgs)
 	}
 }
 

@@ -92,6 +92,9 @@ type Store struct {
 	table        string
 	stallTimeout time.Duration
 	log          *slog.Logger
+	// clock is the time of leases and abort requests (lease_until,
+	// abort_at); tests replace it to move time forward.
+	clock func() time.Time
 }
 
 var _ store.Store = (*Store)(nil)
@@ -160,6 +163,7 @@ func NewFromClient(client *dynamodb.Client, table string) *Store {
 		table:        table,
 		stallTimeout: DefaultAppendStallTimeout,
 		log:          slog.Default(),
+		clock:        time.Now,
 	}
 }
 

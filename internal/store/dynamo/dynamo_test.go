@@ -118,7 +118,12 @@ func createTable(t testing.TB, s *Store) {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return newTestStore(t) })
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := newTestStore(t)
+		c := new(storetest.Clock)
+		s.clock = c.Now
+		return storetest.WithClock(s, c)
+	})
 }
 
 func TestCreateTableIdempotent(t *testing.T) {

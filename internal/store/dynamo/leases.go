@@ -41,7 +41,8 @@ func checkLeaseArgs(owner string, ttl time.Duration) error {
 }
 
 // AcquireLease implements store.Leases: one conditional update that takes
-// a free, expired or own lease and clears the abort flag.
+// a free, expired or own lease, or one whose holder ignored an abort
+// requested more than store.AbortGrace ago, and clears the abort flag.
 func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
 	if err := checkKey(k); err != nil {
 		return fmt.Errorf("acquire lease: %w", err)
@@ -49,13 +50,15 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	if err := checkLeaseArgs(owner, ttl); err != nil {
 		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 	}
-	t := time.Now()
+	t := s.clock()
 	e := newExpr()
 	e.set(aLeaseOwner, avS(owner))
 	e.set(aLeaseUntil, avN(t.Add(ttl).UnixNano()))
 	e.remove(aAbort)
-	lo, lu := e.n(aLeaseOwner), e.n(aLeaseUntil)
-	cond := "attribute_not_exists(" + lo + ") OR " + lo + " = " + e.v(avS(owner)) + " OR " + lu + " < " + e.v(avN(t.UnixNano()))
+	e.remove(aAbortAt)
+	lo, lu, ab, at := e.n(aLeaseOwner), e.n(aLeaseUntil), e.n(aAbort), e.n(aAbortAt)
+	cond := "attribute_not_exists(" + lo + ") OR " + lo + " = " + e.v(avS(owner)) + " OR " + lu + " < " + e.v(avN(t.UnixNano())) +
+		" OR (" + ab + " = " + e.v(avBool(true)) + " AND " + at + " <= " + e.v(avN(t.Add(-store.AbortGrace).UnixNano())) + ")"
 	err := s.updateLease(ctx, k, e, cond)
 	if err == nil {
 		return nil
@@ -79,7 +82,7 @@ func (s *Store) RenewLease(ctx context.Context, k store.Key, owner string, ttl t
 		return fmt.Errorf("renew lease on %s: %w", k.ThreadID, err)
 	}
 	e := newExpr()
-	e.set(aLeaseUntil, avN(time.Now().Add(ttl).UnixNano()))
+	e.set(aLeaseUntil, avN(s.clock().Add(ttl).UnixNano()))
 	err := s.updateLease(ctx, k, e, e.n(aLeaseOwner)+" = "+e.v(avS(owner)))
 	if err == nil {
 		return nil
@@ -108,13 +111,16 @@ func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) err
 	return nil
 }
 
-// RequestAbort implements store.Leases.
+// RequestAbort implements store.Leases: abort_at keeps the time of the
+// first pending request (AcquireLease removes it with the flag).
 func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
 	if err := checkKey(k); err != nil {
 		return fmt.Errorf("request abort: %w", err)
 	}
 	e := newExpr()
 	e.set(aAbort, avBool(true))
+	at := e.n(aAbortAt)
+	e.setRaw(at + " = if_not_exists(" + at + ", " + e.v(avN(s.clock().UnixNano())) + ")")
 	err := s.updateLease(ctx, k, e, "")
 	if isConditionFailed(err) {
 		return fmt.Errorf("request abort: session %s: %w", k.ThreadID, store.ErrNotFound)

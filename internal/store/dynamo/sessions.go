@@ -45,6 +45,7 @@ const (
 	aLeaseOwner  = "lease_owner"
 	aLeaseUntil  = "lease_until" // unix nanoseconds
 	aAbort       = "abort"
+	aAbortAt     = "abort_at" // unix nanoseconds of the first pending abort request
 )
 
 // maxUpdateAttempts bounds the optimistic retries of a meta update that
@@ -62,7 +63,7 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 	if err := checkLeaseArgs(owner, ttl); err != nil {
 		return fmt.Errorf("create leased session: %w", err)
 	}
-	until := time.Now().Add(ttl).UnixNano()
+	until := s.clock().Add(ttl).UnixNano()
 	return s.createSession(ctx, sess, func(it item) {
 		it[aLeaseOwner] = avS(owner)
 		it[aLeaseUntil] = avN(until)

@@ -20,32 +20,35 @@ func sessionExists(ctx context.Context, tx *sql.Tx, k store.Key) (bool, error) {
 	return err == nil, err
 }
 
-// leaseUntil is the stored expiry of a lease taken now for ttl.
-func (s *Store) leaseUntil(ttl time.Duration) (now, until string, err error) {
+// leaseUntil is the stored expiry of a lease taken now for ttl, with now
+// itself.
+func (s *Store) leaseUntil(ttl time.Duration) (now time.Time, until string, err error) {
 	if ttl <= 0 {
-		return "", "", fmt.Errorf("lease ttl %v is not positive", ttl)
+		return time.Time{}, "", fmt.Errorf("lease ttl %v is not positive", ttl)
 	}
 	t := s.now()
 	until, err = encTime(t.Add(ttl))
 	if err != nil {
-		return "", "", err
+		return time.Time{}, "", err
 	}
-	return t.UTC().Format(timeLayout), until, nil
+	return t, until, nil
 }
 
 // AcquireLease takes the session's turn lease for owner until now+ttl and
-// clears the abort flag.
+// clears the abort flag; see store.Leases (AbortGrace included).
 func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
 	if owner == "" {
 		return fmt.Errorf("acquire lease on session %s: empty owner", k.ThreadID)
 	}
-	now, until, err := s.leaseUntil(ttl)
+	t, until, err := s.leaseUntil(ttl)
 	if err != nil {
 		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
 	}
+	now := t.UTC().Format(timeLayout)
+	cutoff := t.Add(-store.AbortGrace).UTC().Format(timeLayout)
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.ws.acquireLease).ExecContext(ctx,
-			owner, until, k.ProjectID, k.ThreadID, k.UserID, owner, now)
+			owner, until, k.ProjectID, k.ThreadID, k.UserID, owner, now, cutoff)
 		if err != nil {
 			return err
 		}
@@ -95,10 +98,12 @@ func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) err
 	return nil
 }
 
-// RequestAbort sets the session's abort flag.
+// RequestAbort sets the session's abort flag and records the time of the
+// first pending request.
 func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
+	args := append([]any{s.nowText()}, keyArgs(k)...)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.ws.requestAbort).ExecContext(ctx, keyArgs(k)...)
+		res, err := tx.StmtContext(ctx, s.ws.requestAbort).ExecContext(ctx, args...)
 		if err != nil {
 			return err
 		}

@@ -71,6 +71,9 @@ CREATE TABLE api_keys (
 
 CREATE INDEX api_keys_by_user ON api_keys (user_id, created_at, id);
 `,
+	// 2: the time of the pending abort request (store.AbortGrace); empty
+	// when none was recorded.
+	`ALTER TABLE sessions ADD COLUMN abort_at TEXT NOT NULL DEFAULT ''`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

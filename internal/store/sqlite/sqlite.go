@@ -46,9 +46,24 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Option configures Open.
+type Option func(*Store)
+
+// WithClock makes the store read the current time from now instead of
+// time.Now: timestamps, lease expiry and the abort grace all follow it.
+// It exists for tests, which move time forward instead of sleeping; a nil
+// now keeps time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
 // Open opens (creating if needed) the SQLite database file at path and
 // applies migrations idempotently.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open sqlite store: empty path")
 	}
@@ -82,6 +97,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 
 	s := &Store{w: w, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)

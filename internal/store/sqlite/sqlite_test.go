@@ -18,10 +18,10 @@ import (
 	"agentchat/internal/store/storetest"
 )
 
-func openTemp(t testing.TB) (*Store, string) {
+func openTemp(t testing.TB, opts ...Option) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agentchat.db")
-	s, err := Open(context.Background(), path)
+	s, err := Open(context.Background(), path, opts...)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -35,8 +35,9 @@ func openTemp(t testing.TB) (*Store, string) {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, _ := openTemp(t)
-		return s
+		c := new(storetest.Clock)
+		s, _ := openTemp(t, WithClock(c.Now))
+		return storetest.WithClock(s, c)
 	})
 }
 

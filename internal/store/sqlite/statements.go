@@ -61,11 +61,17 @@ func (w *writeStmts) defs() []stmtDef {
 		{"insert session", &w.insertSession, `INSERT INTO sessions (` + sessionCols + `, lease_owner, lease_until)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (project_id, thread_id) DO NOTHING`},
-		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0
-WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?)`},
+		// The lease is free, the owner's, expired, or its holder ignored
+		// an abort requested at or before the grace cutoff (the last ?).
+		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0, abort_at = ''
+WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?
+	OR (abort_requested = 1 AND abort_at <> '' AND abort_at <= ?))`},
 		{"renew lease", &w.renewLease, `UPDATE sessions SET lease_until = ? WHERE ` + keyWhere + ` AND lease_owner = ?`},
 		{"release lease", &w.releaseLease, `UPDATE sessions SET lease_owner = '', lease_until = '' WHERE ` + keyWhere + ` AND lease_owner = ?`},
-		{"request abort", &w.requestAbort, `UPDATE sessions SET abort_requested = 1 WHERE ` + keyWhere},
+		// A repeated request keeps the time of the first one.
+		{"request abort", &w.requestAbort, `UPDATE sessions SET abort_requested = 1,
+	abort_at = CASE WHEN abort_requested = 1 AND abort_at <> '' THEN abort_at ELSE ? END
+WHERE ` + keyWhere},
 		{"write msg seq", &w.msgSeq, `SELECT msg_seq FROM sessions WHERE ` + keyWhere},
 		{"insert message", &w.insertMessage, `INSERT INTO messages
 	(project_id, thread_id, seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at)

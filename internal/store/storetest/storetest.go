@@ -26,9 +26,49 @@ import (
 	"agentchat/internal/store"
 )
 
+// Clock is an adjustable clock for a store under test: real time plus an
+// offset that only grows, so that a test can pass store.AbortGrace without
+// sleeping while short lease TTLs still expire in real time. The zero value
+// is real time. It is safe for concurrent use.
+type Clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// Now returns the clock's current time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward by d (a negative d is ignored).
+func (c *Clock) Advance(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// clocked is a store whose current time is read from clock.
+type clocked struct {
+	store.Store
+	clock *Clock
+}
+
+// WithClock marks s, which must read the current time from c.Now, as
+// driven by c, so that the suite can move its time forward. newStore must
+// return its stores through WithClock: the tests of the abort grace fail
+// on a store that is not.
+func WithClock(s store.Store, c *Clock) store.Store {
+	return clocked{Store: s, clock: c}
+}
+
 // Run runs the conformance suite against stores made by newStore (each call
-// returns a fresh, empty store). newStore is responsible for closing the
-// store it returns, for example with t.Cleanup.
+// returns a fresh, empty store, wrapped by WithClock). newStore is
+// responsible for closing the store it returns, for example with t.Cleanup.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
 	tests := []struct {
@@ -59,6 +99,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CreateLeasedExpiry", testCreateLeasedExpiry},
 		{"CreateLeasedRace", testCreateLeasedRace},
 		{"Abort", testAbort},
+		{"AbortGrace", testAbortGrace},
+		{"AbortGraceRepeatedRequest", testAbortGraceRepeatedRequest},
 		{"DeleteSession", testDeleteSession},
 		{"DeleteProject", testDeleteProject},
 		{"DeleteProjectMany", testDeleteProjectMany},
@@ -1268,6 +1310,83 @@ func testLeaseExpiry(t *testing.T, s store.Store) {
 	acquireEventually(t, s, k, "C")
 	wantErr(t, "RenewLease(B) after C took it", s.RenewLease(ctx, k, "B", time.Minute), store.ErrLeaseLost)
 	noErr(t, "RenewLease(C)", s.RenewLease(ctx, k, "C", time.Minute))
+}
+
+// clockOf returns the clock of a store made by WithClock.
+func clockOf(t *testing.T, s store.Store) *Clock {
+	t.Helper()
+	c, ok := s.(clocked)
+	if !ok {
+		t.Fatalf("store %T was not returned through storetest.WithClock: the suite cannot move its time", s)
+	}
+	return c.clock
+}
+
+// testAbortGrace: a holder that does not react to an abort within
+// store.AbortGrace is considered dead and loses its unexpired lease.
+func testAbortGrace(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	clock := clockOf(t, s)
+	p := newProject()
+	k := newKey(p, "alice")
+	create(t, s, k, nil)
+
+	noErr(t, "AcquireLease(A)", s.AcquireLease(ctx, k, "A", time.Hour))
+	noErr(t, "RequestAbort", s.RequestAbort(ctx, k))
+	wantErr(t, "AcquireLease(B) just after the abort request", s.AcquireLease(ctx, k, "B", time.Hour), store.ErrLeaseHeld)
+	if ab, err := s.AbortRequested(ctx, k); err != nil || !ab {
+		t.Errorf("AbortRequested after a refused AcquireLease = %v, %v; want true", ab, err)
+	}
+	// A live holder renews and keeps its lease within the grace.
+	noErr(t, "RenewLease(A) within the grace", s.RenewLease(ctx, k, "A", time.Hour))
+
+	clock.Advance(store.AbortGrace + time.Second)
+	noErr(t, "AcquireLease(B) after the grace", s.AcquireLease(ctx, k, "B", time.Hour))
+	if ab, err := s.AbortRequested(ctx, k); err != nil || ab {
+		t.Errorf("AbortRequested after B took the lease = %v, %v; want false", ab, err)
+	}
+	wantErr(t, "RenewLease(A) after B took the lease", s.RenewLease(ctx, k, "A", time.Hour), store.ErrLeaseLost)
+	noErr(t, "ReleaseLease(A) after losing it", s.ReleaseLease(ctx, k, "A"))
+	wantErr(t, "AcquireLease(C) while B holds", s.AcquireLease(ctx, k, "C", time.Hour), store.ErrLeaseHeld)
+	noErr(t, "RenewLease(B)", s.RenewLease(ctx, k, "B", time.Hour))
+
+	// The request time was cleared with the flag: a new request starts a
+	// new grace, and the grace applies to a lease held from creation too.
+	clock.Advance(store.AbortGrace + time.Second)
+	wantErr(t, "AcquireLease(C) long after the cleared request", s.AcquireLease(ctx, k, "C", time.Hour), store.ErrLeaseHeld)
+	noErr(t, "RequestAbort while B holds", s.RequestAbort(ctx, k))
+	wantErr(t, "AcquireLease(C) just after the new request", s.AcquireLease(ctx, k, "C", time.Hour), store.ErrLeaseHeld)
+	clock.Advance(store.AbortGrace + time.Second)
+	noErr(t, "AcquireLease(C) after the new grace", s.AcquireLease(ctx, k, "C", time.Hour))
+	wantErr(t, "RenewLease(B) after C took the lease", s.RenewLease(ctx, k, "B", time.Hour), store.ErrLeaseLost)
+
+	k2 := newKey(p, "alice")
+	noErr(t, "CreateLeasedSession(A)", s.CreateLeasedSession(ctx, &store.Session{ProjectID: p, UserID: "alice", ThreadID: k2.ThreadID}, "A", time.Hour))
+	noErr(t, "RequestAbort on the leased session", s.RequestAbort(ctx, k2))
+	wantErr(t, "AcquireLease(B) on the leased session just after the request", s.AcquireLease(ctx, k2, "B", time.Hour), store.ErrLeaseHeld)
+	clock.Advance(store.AbortGrace + time.Second)
+	wantErr(t, "AcquireLease(B) by another user", s.AcquireLease(ctx, store.Key{ProjectID: p, UserID: "bob", ThreadID: k2.ThreadID}, "B", time.Hour), store.ErrNotFound)
+	noErr(t, "AcquireLease(B) on the leased session after the grace", s.AcquireLease(ctx, k2, "B", time.Hour))
+	wantErr(t, "RenewLease(A) on the leased session", s.RenewLease(ctx, k2, "A", time.Hour), store.ErrLeaseLost)
+}
+
+// testAbortGraceRepeatedRequest: the grace runs from the first pending
+// request; pressing stop again does not postpone it.
+func testAbortGraceRepeatedRequest(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	clock := clockOf(t, s)
+	k := newKey(newProject(), "alice")
+	create(t, s, k, nil)
+
+	noErr(t, "AcquireLease(A)", s.AcquireLease(ctx, k, "A", time.Hour))
+	noErr(t, "RequestAbort", s.RequestAbort(ctx, k))
+	clock.Advance(store.AbortGrace / 2)
+	noErr(t, "RequestAbort again", s.RequestAbort(ctx, k))
+	wantErr(t, "AcquireLease(B) before the grace", s.AcquireLease(ctx, k, "B", time.Hour), store.ErrLeaseHeld)
+	// Past the grace of the first request, not of the second.
+	clock.Advance(store.AbortGrace/2 + time.Second)
+	noErr(t, "AcquireLease(B) after the grace of the first request", s.AcquireLease(ctx, k, "B", time.Hour))
+	wantErr(t, "RenewLease(A) after B took the lease", s.RenewLease(ctx, k, "A", time.Hour), store.ErrLeaseLost)
 }
 
 func testCreateLeased(t *testing.T, s store.Store) {
