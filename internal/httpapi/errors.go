@@ -110,7 +110,7 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) {
 		Error(w, r, se.Status, se.Message)
 		return
 	}
-	Logger(r.Context()).Error("request failed", "err", err)
+	Logger(r.Context()).ErrorContext(r.Context(), "request failed", "err", err)
 	Error(w, r, http.StatusInternalServerError, "Internal server error")
 }
 
@@ -201,7 +201,9 @@ func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
 	return context.WithValue(ctx, loggerKey{}, l)
 }
 
-// Logger returns the request's logger (with its request id), or the default.
+// Logger returns the router's logger, or the default outside a router. Log
+// with its *Context methods and the request's context: the records then
+// carry the request id and user (package logctx).
 func Logger(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
 		return l

@@ -90,6 +90,11 @@ func NewRouter(d Deps, routes ...Route) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if _, ok := d.Logger.Handler().(*logctx.Handler); !ok {
+		// Records logged with a request's context carry its request id
+		// and user (see base and wrap), wherever they are logged from.
+		d.Logger = slog.New(logctx.NewHandler(d.Logger.Handler()))
+	}
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
 	var paths []string
@@ -144,14 +149,14 @@ func (d Deps) base(next http.Handler) http.Handler {
 		start := time.Now()
 		rid := requestID(r.Header.Get("X-Request-Id"))
 		w.Header().Set("X-Request-Id", rid)
-		log := d.Logger.With("request_id", rid)
+		log := d.Logger
 		ctx := WithLogger(logctx.With(r.Context(), slog.String("request_id", rid)), log)
 		rec := &statusRecorder{ResponseWriter: w}
 		if d.SingleUser {
 			if msg := localOnly(r); msg != "" {
-				log.Warn("refused a request not addressed from and to loopback", "host", truncate(r.Host, 64), "origin", truncate(r.Header.Get("Origin"), 64))
+				log.WarnContext(ctx, "refused a request not addressed from and to loopback", "host", truncate(r.Host, 64), "origin", truncate(r.Header.Get("Origin"), 64))
 				Error(rec, r.WithContext(WithStyle(ctx, styleOfPath(r.URL.Path))), http.StatusForbidden, msg)
-				log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
+				log.InfoContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
 				return
 			}
 			if o := r.Header.Get("Origin"); o != "" {
@@ -166,12 +171,12 @@ func (d Deps) base(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.Error("handler panic", "panic", fmt.Sprint(p), "method", r.Method, "path", r.URL.Path)
+				log.ErrorContext(ctx, "handler panic", "panic", fmt.Sprint(p), "method", r.Method, "path", r.URL.Path)
 				if !rec.wrote {
 					Error(rec, r.WithContext(ctx), http.StatusInternalServerError, "Internal server error")
 				}
 			}
-			log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
+			log.InfoContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})
@@ -201,7 +206,6 @@ func (d Deps) wrap(rt Route) http.Handler {
 			}
 			ctx = auth.WithIdentity(ctx, id)
 			ctx = logctx.With(ctx, slog.String("user", id.UserID))
-			ctx = WithLogger(ctx, Logger(ctx).With("user", id.UserID))
 			r = r.WithContext(ctx)
 			if rt.Project {
 				if err := d.checkProject(r, id); err != nil {
@@ -232,7 +236,7 @@ func (d Deps) checkProject(r *http.Request, id auth.Identity) error {
 	var pe *gns3.ProjectError
 	if errors.As(err, &pe) {
 		if pe.Err != nil {
-			Logger(r.Context()).Warn("project check refused", "project_id", pid, "status", pe.Status, "cause", pe.Err.Error())
+			Logger(r.Context()).WarnContext(r.Context(), "project check refused", "project_id", pid, "status", pe.Status, "cause", pe.Err.Error())
 		}
 		return &StatusError{Status: pe.Status, Message: pe.Message}
 	}

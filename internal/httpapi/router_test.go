@@ -165,8 +165,8 @@ func TestRequestIDReachesContextLogs(t *testing.T) {
 	if rec.Header().Get("X-Request-Id") != "req-0123456789" {
 		t.Fatalf("request id header %q", rec.Header().Get("X-Request-Id"))
 	}
-	if !strings.Contains(buf.String(), `"request_id":"req-0123456789"`) {
-		t.Fatalf("access log without request id: %s", buf.String())
+	if strings.Count(buf.String(), `"request_id"`) != 1 || !strings.Contains(buf.String(), `"request_id":"req-0123456789"`) {
+		t.Fatalf("access log must carry the request id exactly once: %s", buf.String())
 	}
 	if len(logged) != 1 || !strings.Contains(logged[0], `"request_id":"req-0123456789"`) || !strings.Contains(logged[0], `"user":"alice"`) {
 		t.Fatalf("a handler's context log lacks the request id or user: %v", logged)

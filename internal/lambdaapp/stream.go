@@ -110,7 +110,7 @@ func recoverStream(next http.HandlerFunc, style httpapi.ErrorStyle) http.Handler
 			if p == http.ErrAbortHandler {
 				return // the handler chose to cut the response short
 			}
-			httpapi.Logger(r.Context()).Error("stream route panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			httpapi.Logger(r.Context()).ErrorContext(r.Context(), "stream route panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			switch {
 			case !tw.started():
 				httpapi.Error(w, r, http.StatusInternalServerError, "Internal server error")

@@ -243,7 +243,7 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 		// A panic must not kill a Lambda process nor leave the stream
 		// without its closing events.
 		if p := recover(); p != nil {
-			httpapi.Logger(r.Context()).Error("chat stream panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			httpapi.Logger(r.Context()).ErrorContext(r.Context(), "chat stream panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			_ = turn.Release(context.WithoutCancel(r.Context()))
 			if !done {
 				s.End()
