@@ -58,14 +58,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`, k.ID, k.UserID, k.Name, k.Hash, k.Prefix, times[0], times[1], times[2], times[3])
-		if err != nil {
-			return err
-		}
-		n, err := rowsAffected(res)
-		if err == nil && n == 0 {
-			err = store.ErrExists
-		}
-		return err
+		return oneRow(res, err, store.ErrExists)
 	})
 	if err != nil {
 		return fmt.Errorf("create api key %s: %w", k.ID, err)
@@ -100,14 +93,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, userID, keyID string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = CASE WHEN revoked_at = '' THEN ? ELSE revoked_at END
 WHERE id = ? AND user_id = ?`, s.nowText(), keyID, userID)
-		if err != nil {
-			return err
-		}
-		n, err := rowsAffected(res)
-		if err == nil && n == 0 {
-			err = store.ErrNotFound
-		}
-		return err
+		return oneRow(res, err, store.ErrNotFound)
 	})
 	if err != nil {
 		return fmt.Errorf("revoke api key %s: %w", keyID, err)
@@ -142,14 +128,7 @@ func (s *Store) TouchAPIKey(ctx context.Context, userID, keyID string, t time.Ti
 		// Stored times are fixed width, so text order is time order ('' first).
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used = CASE WHEN last_used < ? THEN ? ELSE last_used END
 WHERE id = ? AND user_id = ?`, at, at, keyID, userID)
-		if err != nil {
-			return err
-		}
-		n, err := rowsAffected(res)
-		if err == nil && n == 0 {
-			err = store.ErrNotFound
-		}
-		return err
+		return oneRow(res, err, store.ErrNotFound)
 	})
 	if err != nil {
 		return fmt.Errorf("touch api key %s: %w", keyID, err)

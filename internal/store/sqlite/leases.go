@@ -104,14 +104,7 @@ func (s *Store) RequestAbort(ctx context.Context, k store.Key) error {
 	args := append([]any{s.nowText()}, keyArgs(k)...)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.ws.requestAbort).ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		n, err := rowsAffected(res)
-		if err == nil && n == 0 {
-			err = store.ErrNotFound
-		}
-		return err
+		return oneRow(res, err, store.ErrNotFound)
 	})
 	if err != nil {
 		return fmt.Errorf("request abort of session %s: %w", k.ThreadID, err)

@@ -150,17 +150,7 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, leaseOwn
 			sess.MessageCount, sess.LLMCallsCount, sess.InputTokens, sess.OutputTokens, sess.TotalTokens,
 			sess.Stats.Errors, sess.Stats.AbortedTurns, sess.Stats.Turns, toolCalls, metadata,
 			lastText, createdText, updatedText, leaseOwner, leaseUntil)
-		if err != nil {
-			return err
-		}
-		n, err := rowsAffected(res)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return store.ErrExists
-		}
-		return nil
+		return oneRow(res, err, store.ErrExists)
 	})
 	if err != nil {
 		return fmt.Errorf("create session %s in project %s: %w", sess.ThreadID, sess.ProjectID, err)

@@ -201,6 +201,19 @@ func (s *Store) nowText() string {
 	return s.now().UTC().Format(timeLayout)
 }
 
+// oneRow is the outcome of an exec that must change one row: its error, or
+// none when it changed nothing.
+func oneRow(res sql.Result, err, none error) error {
+	if err != nil {
+		return err
+	}
+	n, err := rowsAffected(res)
+	if err == nil && n == 0 {
+		return none
+	}
+	return err
+}
+
 // rowsAffected returns how many rows res changed.
 func rowsAffected(res sql.Result) (int64, error) {
 	n, err := res.RowsAffected()
