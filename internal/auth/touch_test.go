@@ -1,7 +1,7 @@
 package auth
 
 import (
-	"bytes"
+	"agentchat/internal/syncbuf"
 	"context"
 	"errors"
 	"fmt"
@@ -146,7 +146,7 @@ func TestTouchIsAsynchronousAndOutlivesTheRequest(t *testing.T) {
 func TestTouchFailureIsLogged(t *testing.T) {
 	keys := &memKeys{touchErr: fmt.Errorf("touch api key k: %w", errors.New("dynamodb: throttled"))}
 	key := newKey(t, keys, "k", "carol", time.Time{}, time.Time{})
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	a, err := NewAuthenticator(secret, keys, clock, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -226,25 +226,6 @@ func TestClaimTouchIsBounded(t *testing.T) {
 	if a.claimTouch(keyRef{user: "u", id: "1"}, t0) {
 		t.Error("a fresh use was forgotten")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use (the update logs
-// from its own goroutine).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var _ store.APIKeys = (*memKeys)(nil)

@@ -1,36 +1,18 @@
 package localserver
 
 import (
+	"agentchat/internal/syncbuf"
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"agentchat/internal/llm/llmtest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
@@ -38,10 +20,10 @@ func env(m map[string]string) func(string) string {
 
 // start runs the server with vars and returns its base URL, its output, its
 // logs, and a stop func that waits for Run to return.
-func start(t *testing.T, vars map[string]string) (string, *syncBuffer, *syncBuffer, func() error) {
+func start(t *testing.T, vars map[string]string) (string, *syncbuf.Buffer, *syncbuf.Buffer, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out, logs := &syncBuffer{}, &syncBuffer{}
+	out, logs := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
 	go func() { errc <- Run(ctx, env(vars), out, logs, ready) }()

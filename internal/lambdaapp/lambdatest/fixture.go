@@ -1,14 +1,13 @@
 package lambdatest
 
 import (
-	"bytes"
+	"agentchat/internal/syncbuf"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +79,7 @@ type Fixture struct {
 	// Store is a store on the function's table, for setup and checks.
 	Store *dynamo.Store
 	Table string
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 }
 
 // New builds f's handler exactly as its main does (Func.Handler) with the
@@ -92,7 +91,7 @@ func New(t testing.TB, endpoint string, f lambdaapp.Func, vars map[string]string
 	if table == "" {
 		table = "t-" + uuid.NewString()
 	}
-	fx := &Fixture{T: t, Func: f, Table: table, logs: &syncBuffer{}}
+	fx := &Fixture{T: t, Func: f, Table: table, logs: &syncbuf.Buffer{}}
 	h, release, err := f.Handler(context.Background(), Env(endpoint, table, vars), fx.logs)
 	if err != nil {
 		t.Fatalf("build function %s: %v", f.Name, err)
@@ -215,22 +214,4 @@ func (fx *Fixture) OpenStream(method, target string, header map[string]string, b
 		fx.T.Fatalf("%s %s: %v", method, target, err)
 	}
 	return p, r, func() { _ = resp.Close(); cancel() }
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,6 +1,7 @@
 package lambdatest
 
 import (
+	"agentchat/internal/syncbuf"
 	"context"
 	"errors"
 	"fmt"
@@ -65,7 +66,7 @@ func HostArch() (string, error) {
 type Process struct {
 	Cmd     *exec.Cmd
 	Started time.Time
-	out     *syncBuffer
+	out     *syncbuf.Buffer
 	done    chan struct{}
 	err     error
 }
@@ -75,7 +76,7 @@ type Process struct {
 // t.Cleanup; its output is printed if the test fails.
 func StartBootstrap(t testing.TB, path string, rt *Runtime, env map[string]string) *Process {
 	t.Helper()
-	p := &Process{out: &syncBuffer{}, done: make(chan struct{})}
+	p := &Process{out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.Cmd = exec.Command(path)
 	p.Cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=" + rt.Addr, "AWS_LAMBDA_FUNCTION_NAME=" + rt.FunctionName,
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST", "TZ=UTC", "LANG=C"}

@@ -1,7 +1,7 @@
 package gns3topo_test
 
 import (
-	"bytes"
+	"agentchat/internal/syncbuf"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -35,31 +35,13 @@ import (
 // nothing else (no prompt, no log).
 const userToken = "eyJhbGciOiJIUzI1NiJ9.gns3-user-SECRET-7d41.sig"
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // env is the runtime with the default agents, the copilot's hook calling
 // GNS3 at a given URL, a SQLite store and the scripted LLM.
 type env struct {
 	t    *testing.T
 	llm  *llmtest.Server
 	rt   *agent.Runtime
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 }
 
 func newEnv(t *testing.T, gns3URL string, timeout time.Duration) *env {
@@ -79,7 +61,7 @@ func newEnv(t *testing.T, gns3URL string, timeout time.Duration) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	p := gns3topo.New(gns3topo.Options{Client: gc, Logger: log, Timeout: timeout})
 	rt := agent.NewRuntime(agent.Options{
@@ -332,7 +314,7 @@ func TestNoProjectNoCall(t *testing.T) {
 }
 
 func TestPromptWithoutClient(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	p := gns3topo.New(gns3topo.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	extra, skills, err := p.Hook(userCtx(userToken), agent.TurnInfo{ProjectID: uuid.NewString()}, agents.DefaultMode)
 	if err != nil || skills != nil || !strings.Contains(extra, "unavailable for this turn: GNS3 is not configured on this server") {
