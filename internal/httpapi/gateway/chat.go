@@ -92,17 +92,9 @@ func (g *Gateway) chatSync(w http.ResponseWriter, r *http.Request) {
 			g.recoverStream(w, r, nil, p)
 		}
 	}()
-	res, err := g.o.Runtime.RunStateless(ctx, rr.req, nil)
-	if err != nil {
-		g.failRun(w, r, err)
+	res := g.runToEnd(ctx, w, r, rr.req, nil)
+	if res == nil {
 		return
-	}
-	if res.Error != "" {
-		g.failLate(w, r, res)
-		return
-	}
-	if res.SideEffects {
-		w.Header().Set(HeaderShouldRetry, "false")
 	}
 	writeJSON(w, SyncResponse{AgentID: a.ID, Response: res.Content, Usage: usageOf(res.Usage)})
 }

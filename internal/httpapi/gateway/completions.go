@@ -274,19 +274,11 @@ func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model str
 	}()
 	var act activity
 	var reasoning []byte
-	res, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
+	res := g.runToEnd(ctx, w, r, rr.req, func(ev agent.Event) {
 		reasoning = append(reasoning, act.text(ev)...)
 	})
-	if err != nil {
-		g.failRun(w, r, err)
+	if res == nil {
 		return
-	}
-	if res.Error != "" {
-		g.failLate(w, r, res)
-		return
-	}
-	if res.SideEffects {
-		w.Header().Set(HeaderShouldRetry, "false")
 	}
 	msg := message{Role: "assistant", ReasoningContent: string(reasoning)}
 	if res.Content != "" || len(res.ClientToolCalls) == 0 {

@@ -226,3 +226,22 @@ func (q *quietStart) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController flush the underlying writer.
 func (q *quietStart) Unwrap() http.ResponseWriter { return q.ResponseWriter }
+
+// runToEnd runs a non-streamed request to its end. It answers a failure
+// itself (returning nil) and marks the response not to be retried once a
+// side-effecting tool ran.
+func (g *Gateway) runToEnd(ctx context.Context, w http.ResponseWriter, r *http.Request, req agent.StatelessRequest, emit func(agent.Event)) *agent.StatelessResult {
+	res, err := g.o.Runtime.RunStateless(ctx, req, emit)
+	if err != nil {
+		g.failRun(w, r, err)
+		return nil
+	}
+	if res.Error != "" {
+		g.failLate(w, r, res)
+		return nil
+	}
+	if res.SideEffects {
+		w.Header().Set(HeaderShouldRetry, "false")
+	}
+	return res
+}
