@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -366,24 +367,18 @@ func (s *statusRecorder) status() int {
 }
 
 // Select returns the routes whose pattern ("METHOD /path") is in patterns,
-// in the order of patterns; it panics on a pattern no route has, since that
-// is a wiring mistake caught at start.
-func Select(routes []Route, patterns ...string) []Route {
+// in the order of patterns, or an error naming a pattern no route has (a
+// wiring mistake, reported at start).
+func Select(routes []Route, patterns ...string) ([]Route, error) {
 	out := make([]Route, 0, len(patterns))
 	for _, p := range patterns {
-		found := false
-		for _, rt := range routes {
-			if rt.Pattern() == p {
-				out = append(out, rt)
-				found = true
-				break
-			}
+		i := slices.IndexFunc(routes, func(rt Route) bool { return rt.Pattern() == p })
+		if i < 0 {
+			return nil, fmt.Errorf("no route %q among the routes built", p)
 		}
-		if !found {
-			panic("httpapi: no route " + p)
-		}
+		out = append(out, routes[i])
 	}
-	return out
+	return out, nil
 }
 
 // localOnly returns why r may not be served in single-user mode: a Host

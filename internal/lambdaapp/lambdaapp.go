@@ -148,15 +148,10 @@ func (f Func) Handler(ctx context.Context, getenv func(string) string, logOut io
 	if err != nil {
 		return nil, nil, err
 	}
-	routes, err := f.Build(ctx, &App{Base: base, Getenv: getenv})
+	routes, err := f.routes(ctx, &App{Base: base, Getenv: getenv})
 	if err != nil {
 		_ = base.Close()
-		return nil, nil, fmt.Errorf("function %s: build routes: %w", f.Name, err)
-	}
-	routes, err = selectRoutes(routes, f.Patterns)
-	if err != nil {
-		_ = base.Close()
-		return nil, nil, fmt.Errorf("function %s: %w", f.Name, err)
+		return nil, nil, err
 	}
 	return f.middleware(base.Router, routes, log), base.Close, nil
 }
@@ -170,13 +165,9 @@ func (f Func) bareHandler(ctx context.Context, getenv func(string) string, logOu
 		return nil, err
 	}
 	log := wire.NewLogger(logOut, cfg.LogLevel).With("function", f.Name)
-	routes, err := f.Build(ctx, &App{Base: &wire.Base{Config: cfg, Logger: log}, Getenv: getenv})
+	routes, err := f.routes(ctx, &App{Base: &wire.Base{Config: cfg, Logger: log}, Getenv: getenv})
 	if err != nil {
-		return nil, fmt.Errorf("function %s: build routes: %w", f.Name, err)
-	}
-	routes, err = selectRoutes(routes, f.Patterns)
-	if err != nil {
-		return nil, fmt.Errorf("function %s: %w", f.Name, err)
+		return nil, err
 	}
 	for _, rt := range routes {
 		if !rt.Public {
@@ -200,15 +191,17 @@ func (f Func) middleware(router func(...httpapi.Route) http.Handler, routes []ht
 	return apiMiddleware(router(routes...), log)
 }
 
-// selectRoutes returns the routes of patterns, or an error naming a pattern
-// no route has.
-func selectRoutes(routes []httpapi.Route, patterns []string) ([]httpapi.Route, error) {
-	for _, p := range patterns {
-		if !slices.ContainsFunc(routes, func(rt httpapi.Route) bool { return rt.Pattern() == p }) {
-			return nil, fmt.Errorf("no route %q among the routes built", p)
-		}
+// routes builds the routes of f and keeps those of f.Patterns.
+func (f Func) routes(ctx context.Context, app *App) ([]httpapi.Route, error) {
+	all, err := f.Build(ctx, app)
+	if err != nil {
+		return nil, fmt.Errorf("function %s: build routes: %w", f.Name, err)
 	}
-	return httpapi.Select(routes, patterns...), nil
+	routes, err := httpapi.Select(all, f.Patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("function %s: %w", f.Name, err)
+	}
+	return routes, nil
 }
 
 // Main runs the function named name among funcs: it resolves the secrets
