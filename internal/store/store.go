@@ -135,11 +135,28 @@ type TurnStats struct {
 	LastMessageAt time.Time
 }
 
+// MetadataCopilotMode is the Session.Metadata key of the session's
+// gns3-copilot mode (a string such as "teaching_assistant"), recorded when
+// the session is created.
+const MetadataCopilotMode = "copilot_mode"
+
+// CopilotMode returns the session's gns3-copilot mode: the string value of
+// Metadata[MetadataCopilotMode], or "" when it is absent or not a string.
+func (s *Session) CopilotMode() string {
+	m, _ := s.Metadata[MetadataCopilotMode].(string)
+	return m
+}
+
 // Page asks for one page of a listing. Limit is 1..1000; Cursor is the
 // opaque value returned as NextCursor by the previous page, or empty.
 type Page struct {
 	Limit  int
 	Cursor string
+	// CopilotMode, when not empty, lists only the sessions whose
+	// CopilotMode() equals it (sessions without a mode never match); empty
+	// lists all. A filtered page is full whenever enough matching sessions
+	// remain, and its cursor continues the same filtered listing.
+	CopilotMode string
 }
 
 // Sessions stores session metadata.
@@ -157,8 +174,8 @@ type Sessions interface {
 	// GetSession returns the session, or ErrNotFound.
 	GetSession(ctx context.Context, k Key) (*Session, error)
 	// ListSessions lists the user's sessions in the project: pinned first,
-	// then UpdatedAt descending, then ThreadID descending. NextCursor is
-	// empty on the last page.
+	// then UpdatedAt descending, then ThreadID descending, only those of
+	// p.CopilotMode when it is set. NextCursor is empty on the last page.
 	ListSessions(ctx context.Context, projectID, userID string, p Page) (sessions []Session, nextCursor string, err error)
 	// RenameSession sets the title as the user's own and bumps UpdatedAt.
 	RenameSession(ctx context.Context, k Key, title string) (*Session, error)

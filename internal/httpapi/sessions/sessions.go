@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -97,7 +98,13 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
 		return
 	}
-	list, next, err := h.store.ListSessions(r.Context(), r.PathValue("project_id"), id.UserID, store.Page{Limit: limit, Cursor: cursor})
+	mode, err := ParseCopilotMode(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	page := store.Page{Limit: limit, Cursor: cursor, CopilotMode: mode}
+	list, next, err := h.store.ListSessions(r.Context(), r.PathValue("project_id"), id.UserID, page)
 	if errors.Is(err, store.ErrInvalidCursor) {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
 		return
@@ -289,6 +296,32 @@ func SessionKey(r *http.Request) (store.Key, error) {
 		return store.Key{}, err
 	}
 	return store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: httpapi.NormalizeUUID(sid)}, nil
+}
+
+// The gns3-copilot modes that the listing filters on (copilot_mode), as
+// agents.Modes() names them. They are spelled out here because the session
+// functions must not link the agent side (internal/deploy checks it).
+const (
+	ModeTeachingAssistant      = "teaching_assistant"
+	ModeLabAutomationAssistant = "lab_automation_assistant"
+)
+
+// CopilotModes returns the modes accepted by ParseCopilotMode, in the order
+// of agents.Modes().
+func CopilotModes() []string {
+	return []string{ModeTeachingAssistant, ModeLabAutomationAssistant}
+}
+
+// ParseCopilotMode reads the copilot_mode query parameter of the listing:
+// "" (no filter) when it is absent or blank, else one of CopilotModes (case
+// and surrounding spaces are ignored, as for the copilot_mode of a chat
+// request); anything else is a 422.
+func ParseCopilotMode(r *http.Request) (string, error) {
+	m := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("copilot_mode")))
+	if m == "" || slices.Contains(CopilotModes(), m) {
+		return m, nil
+	}
+	return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter 'copilot_mode' must be one of: %s", strings.Join(CopilotModes(), ", "))
 }
 
 // ParseLimit reads an integer query parameter in 1..1000.

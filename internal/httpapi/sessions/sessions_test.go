@@ -3,8 +3,13 @@ package sessions_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +136,147 @@ func TestListOrderAndPagination(t *testing.T) {
 	}
 }
 
+const modeMessage = "Query parameter 'copilot_mode' must be one of: teaching_assistant, lab_automation_assistant"
+
+// seedModes creates one session of user per entry of modes ("": no
+// copilot_mode in the metadata), the i-th with thread id threadID(offset+i),
+// updated i minutes after base.
+func seedModes(t *testing.T, st store.Store, user string, offset int, modes []string) {
+	t.Helper()
+	base := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	for i, m := range modes {
+		ts := base.Add(time.Duration(i) * time.Minute)
+		s := &store.Session{ThreadID: threadID(offset + i), UserID: user, ProjectID: project, CreatedAt: ts, UpdatedAt: ts}
+		if m != "" {
+			s.Metadata = map[string]any{store.MetadataCopilotMode: m}
+		}
+		if err := st.CreateSession(context.Background(), s); err != nil {
+			t.Fatalf("create session %d: %v", offset+i, err)
+		}
+	}
+}
+
+func TestListByCopilotMode(t *testing.T) {
+	e := newEnv(t, apitest.Options{})
+	const (
+		ta = sessions.ModeTeachingAssistant
+		la = sessions.ModeLabAutomationAssistant
+	)
+	// alice: threads 0..9; bob: threads 20..21, both modes.
+	seedModes(t, e.Store, "alice", 0, []string{ta, la, "", ta, "", "", la, ta, "", ta})
+	seedModes(t, e.Store, "bob", 20, []string{ta, la})
+	// Pin alice's oldest teaching session: it comes first.
+	if r := e.As("alice", http.MethodPut, base("/sessions/"+threadID(0)+"/pin"), nil); r.Status != http.StatusOK {
+		t.Fatalf("pin: %d %s", r.Status, r.Body)
+	}
+	ids := func(is ...int) []string {
+		out := make([]string, len(is))
+		for i, n := range is {
+			out[i] = threadID(n)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		user  string
+		query string
+		want  []string
+		pages int
+	}{
+		{"teaching, pages of 2", "alice", "copilot_mode=teaching_assistant&limit=2", ids(0, 9, 7, 3), 2},
+		{"teaching, pages of 3", "alice", "copilot_mode=teaching_assistant&limit=3", ids(0, 9, 7, 3), 2},
+		{"automation, pages of 1", "alice", "limit=1&copilot_mode=lab_automation_assistant", ids(6, 1), 2},
+		{"automation, one page", "alice", "copilot_mode=lab_automation_assistant", ids(6, 1), 1},
+		{"case and spaces ignored", "alice", "copilot_mode=%20Lab_Automation_Assistant%20&limit=1", ids(6, 1), 2},
+		{"empty is no filter", "alice", "copilot_mode=&limit=4", ids(0, 9, 8, 7, 6, 5, 4, 3, 2, 1), 3},
+		{"other user", "bob", "copilot_mode=teaching_assistant&limit=1", ids(20), 1},
+		{"no match", "carol", "copilot_mode=teaching_assistant", nil, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			limit := 50
+			if q, err := url.ParseQuery(tc.query); err == nil && q.Get("limit") != "" {
+				limit, _ = strconv.Atoi(q.Get("limit"))
+			}
+			var got []string
+			cursor := ""
+			pages := 0
+			for {
+				path := base("/sessions?" + tc.query)
+				if cursor != "" {
+					path += "&cursor=" + url.QueryEscape(cursor)
+				}
+				r := e.As(tc.user, http.MethodGet, path, nil)
+				if r.Status != http.StatusOK {
+					t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+				}
+				var page []sessions.ChatSession
+				r.JSON(t, &page)
+				pages++
+				cursor = r.Header.Get("X-Next-Cursor")
+				if cursor != "" && len(page) != limit {
+					t.Errorf("page %d has %d sessions and a next cursor, want a full page of %d", pages, len(page), limit)
+				}
+				for _, s := range page {
+					got = append(got, s.ThreadID)
+					if s.UserID != tc.user {
+						t.Errorf("listed %s of user %s", s.ThreadID, s.UserID)
+					}
+				}
+				if cursor == "" {
+					break
+				}
+				if pages > 10 {
+					t.Fatal("pagination does not end")
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("listed\n %v\nwant\n %v", got, tc.want)
+			}
+			if pages != tc.pages {
+				t.Errorf("pages = %d, want %d", pages, tc.pages)
+			}
+		})
+	}
+
+	// The listed session carries its mode in metadata.
+	var page []sessions.ChatSession
+	e.As("alice", http.MethodGet, base("/sessions?copilot_mode=lab_automation_assistant&limit=1"), nil).JSON(t, &page)
+	if len(page) != 1 || page[0].Metadata[store.MetadataCopilotMode] != la {
+		t.Errorf("first automation session = %+v, want metadata.copilot_mode %q", page, la)
+	}
+}
+
+func TestParseCopilotMode(t *testing.T) {
+	tests := []struct {
+		query   string
+		want    string
+		wantErr bool
+	}{
+		{"", "", false},
+		{"copilot_mode=", "", false},
+		{"copilot_mode=%20%20", "", false},
+		{"copilot_mode=teaching_assistant", sessions.ModeTeachingAssistant, false},
+		{"copilot_mode=LAB_AUTOMATION_ASSISTANT", sessions.ModeLabAutomationAssistant, false},
+		{"copilot_mode=lab_automation_assistant&copilot_mode=x", sessions.ModeLabAutomationAssistant, false},
+		{"copilot_mode=teaching_assistant_v2", "", true},
+		{"copilot_mode=x&copilot_mode=teaching_assistant", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/x?"+tc.query, nil)
+			got, err := sessions.ParseCopilotMode(r)
+			if got != tc.want || (err != nil) != tc.wantErr {
+				t.Fatalf("ParseCopilotMode(%q) = %q, %v; want %q, error %v", tc.query, got, err, tc.want, tc.wantErr)
+			}
+			var se *httpapi.StatusError
+			if err != nil && (!errors.As(err, &se) || se.Status != http.StatusUnprocessableEntity || se.Message != modeMessage) {
+				t.Errorf("error = %#v, want a 422 %q", err, modeMessage)
+			}
+		})
+	}
+}
+
 func TestSessionLifecycle(t *testing.T) {
 	e := newEnv(t, apitest.Options{})
 	seed(t, e.Store, "alice", 2)
@@ -253,6 +399,9 @@ func TestValidation(t *testing.T) {
 		{"limit text", http.MethodGet, base("/sessions/" + id + "/history?limit=ten"), nil, 422, "Query parameter 'limit' must be an integer between 1 and 1000"},
 		{"bad cursor", http.MethodGet, base("/sessions?cursor=bm90LWEtY3Vyc29y"), nil, 422, "Invalid cursor"},
 		{"bad project id", http.MethodGet, "/v3/projects/a%20b/chat/sessions", nil, 422, `Invalid project_id: "a b"`},
+		{"unknown copilot_mode", http.MethodGet, base("/sessions?copilot_mode=expert"), nil, 422, modeMessage},
+		{"copilot_mode prefix", http.MethodGet, base("/sessions?copilot_mode=teaching"), nil, 422, modeMessage},
+		{"copilot_mode with limit", http.MethodGet, base("/sessions?limit=2&copilot_mode=naked"), nil, 422, modeMessage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

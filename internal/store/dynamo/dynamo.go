@@ -22,7 +22,9 @@
 // append protocol is described on AppendMessages. ListSessions is one GSI1
 // query, descending: pinned ("1" sorts after "0") first, then updated_at,
 // then thread id; every update of updated_at or pinned rewrites GSI1SK in
-// the same UpdateItem.
+// the same UpdateItem. The meta item also carries the session's copilot
+// mode as its own attribute copilot_mode (the metadata is an opaque JSON
+// blob), which a filtered listing matches with a FilterExpression.
 //
 // API keys are stored twice: the user's item for listing and revocation,
 // and a lookup item keyed by the secret's hash, read with a strongly

@@ -33,6 +33,10 @@ const (
 	aCreatedAt   = "created_at"
 	aUpdatedAt   = "updated_at"
 	aMetadata    = "metadata" // JSON text
+	// aCopilotMode is store.Session.CopilotMode, copied out of the
+	// metadata blob when the session is created (absent when empty), so
+	// that the listing can filter on it.
+	aCopilotMode = "copilot_mode"
 	aErrors      = "errors"
 	aAborted     = "aborted_turns"
 	aTurns       = "turns"
@@ -143,6 +147,9 @@ func sessionItem(sess *store.Session) (item, error) {
 			return nil, fmt.Errorf("encode metadata: %w", err)
 		}
 		it[aMetadata] = avS(string(b))
+	}
+	if m := sess.CopilotMode(); m != "" {
+		it[aCopilotMode] = avS(m)
 	}
 	return it, nil
 }
@@ -256,9 +263,21 @@ func (s *Store) GetSession(ctx context.Context, k store.Key) (*store.Session, er
 	return sess, nil
 }
 
+// filterScanMax bounds how many index items one query of a filtered
+// listing evaluates.
+const filterScanMax = 1000
+
 // ListSessions implements store.Sessions with one GSI1 query (more only when
 // DynamoDB cuts a page at 1 MB). It reads one item beyond the page to know
 // whether a next page exists, so that NextCursor is empty on the last page.
+//
+// With p.CopilotMode the query carries a FilterExpression on the
+// copilot_mode attribute. DynamoDB applies it after Limit (Limit counts the
+// items evaluated, not those returned), so the listing queries on, each
+// time evaluating up to twice as many items (at most filterScanMax), until
+// it holds one match beyond the page or the index is exhausted. The cursor
+// is the key of the last session returned, never LastEvaluatedKey, so the
+// next page resumes right after it even when a query read past it.
 func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p store.Page) ([]store.Session, string, error) {
 	if p.Limit < 1 || p.Limit > 1000 {
 		return nil, "", fmt.Errorf("list sessions: page limit %d out of range 1..1000", p.Limit)
@@ -276,16 +295,22 @@ func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p st
 	e := newExpr()
 	cond := e.n(attrGSI1PK) + " = " + e.v(avS(projectGSI1PK(projectID))) +
 		" AND begins_with(" + e.n(attrGSI1SK) + ", " + e.v(avS(userGSI1Prefix(userID))) + ")"
+	var filter *string
+	if p.CopilotMode != "" {
+		filter = aws.String(e.n(aCopilotMode) + " = " + e.v(avS(p.CopilotMode)))
+	}
 	var items []item
+	scan := p.Limit + 1 // items the next query evaluates
 	for {
 		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.table),
 			IndexName:                 aws.String(IndexGSI1),
 			KeyConditionExpression:    aws.String(cond),
+			FilterExpression:          filter,
 			ExpressionAttributeNames:  e.names,
 			ExpressionAttributeValues: e.values,
 			ScanIndexForward:          aws.Bool(false),
-			Limit:                     aws.Int32(int32(p.Limit + 1 - len(items))),
+			Limit:                     aws.Int32(int32(scan)),
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
@@ -295,6 +320,12 @@ func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p st
 		start = out.LastEvaluatedKey
 		if len(items) > p.Limit || start == nil {
 			break
+		}
+		need := p.Limit + 1 - len(items)
+		if filter == nil {
+			scan = need
+		} else {
+			scan = max(need, min(2*scan, filterScanMax))
 		}
 	}
 	next := ""

@@ -74,6 +74,22 @@ CREATE INDEX api_keys_by_user ON api_keys (user_id, created_at, id);
 	// 2: the time of the pending abort request (store.AbortGrace); empty
 	// when none was recorded.
 	`ALTER TABLE sessions ADD COLUMN abort_at TEXT NOT NULL DEFAULT ''`,
+	// 3: the session's copilot mode (store.Session.CopilotMode), derived
+	// from the metadata JSON: the string at $.copilot_mode, else NULL (no
+	// metadata, no such key, or not a string). A virtual column is computed
+	// from the row, so existing rows have it at once; the partial index
+	// serves the filtered listing (copilot_mode = ? implies IS NOT NULL)
+	// and builds itself from the existing rows.
+	`
+ALTER TABLE sessions ADD COLUMN copilot_mode TEXT GENERATED ALWAYS AS (
+	CASE WHEN json_valid(metadata) THEN
+		CASE json_type(metadata, '$.copilot_mode') WHEN 'text' THEN json_extract(metadata, '$.copilot_mode') END
+	END
+) VIRTUAL;
+
+CREATE INDEX sessions_by_user_mode ON sessions (project_id, user_id, copilot_mode, pinned, updated_at, thread_id)
+	WHERE copilot_mode IS NOT NULL;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -172,24 +172,22 @@ func (s *Store) GetSession(ctx context.Context, k store.Key) (*store.Session, er
 }
 
 // ListSessions lists the user's sessions in the project: pinned first, then
-// UpdatedAt descending, then ThreadID descending.
+// UpdatedAt descending, then ThreadID descending. With p.CopilotMode it
+// filters on the generated copilot_mode column in SQL, through the index
+// sessions_by_user_mode (migration 3).
 func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p store.Page) ([]store.Session, string, error) {
 	if p.Limit < 1 || p.Limit > 1000 {
 		return nil, "", fmt.Errorf("list sessions: limit %d not in 1..1000", p.Limit)
 	}
-	q := `SELECT ` + sessionCols + ` FROM sessions WHERE project_id = ? AND user_id = ?`
-	args := []any{projectID, userID}
+	var after *cursor
 	if p.Cursor != "" {
 		c, err := decodeCursor(p.Cursor)
 		if err != nil {
 			return nil, "", fmt.Errorf("list sessions: %w", err)
 		}
-		q += ` AND (pinned, updated_at, thread_id) < (?, ?, ?)`
-		args = append(args, c.Pinned, c.UpdatedAt, c.ThreadID)
+		after = &c
 	}
-	q += ` ORDER BY pinned DESC, updated_at DESC, thread_id DESC LIMIT ?`
-	args = append(args, p.Limit+1)
-
+	q, args := listQuery(projectID, userID, p.CopilotMode, after, p.Limit+1)
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
@@ -217,6 +215,24 @@ func (s *Store) ListSessions(ctx context.Context, projectID, userID string, p st
 		next = encodeCursor(cursor{Pinned: last.Pinned, UpdatedAt: upd, ThreadID: last.ThreadID})
 	}
 	return out, next, nil
+}
+
+// listQuery is the SELECT of ListSessions and its arguments: at most limit
+// sessions of the user in the project, of copilotMode unless it is empty,
+// after the position after (nil: from the start), in listing order.
+func listQuery(projectID, userID, copilotMode string, after *cursor, limit int) (string, []any) {
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE project_id = ? AND user_id = ?`
+	args := []any{projectID, userID}
+	if copilotMode != "" {
+		q += ` AND copilot_mode = ?`
+		args = append(args, copilotMode)
+	}
+	if after != nil {
+		q += ` AND (pinned, updated_at, thread_id) < (?, ?, ?)`
+		args = append(args, after.Pinned, after.UpdatedAt, after.ThreadID)
+	}
+	q += ` ORDER BY pinned DESC, updated_at DESC, thread_id DESC LIMIT ?`
+	return q, append(args, limit)
 }
 
 // updateReturning runs an UPDATE ... RETURNING of one session.

@@ -82,6 +82,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ListOrder", testListOrder},
 		{"ListPagination", testListPagination},
 		{"ListInvalidCursor", testListInvalidCursor},
+		{"ListCopilotMode", testListCopilotMode},
 		{"Rename", testRename},
 		{"GeneratedTitle", testGeneratedTitle},
 		{"Pin", testPin},
@@ -361,32 +362,45 @@ func threadIDs(ss []store.Session) []string {
 	return ids
 }
 
-// listAll walks every page of a listing with the given limit. It fails when
-// a page is larger than the limit, when a non-empty cursor leads to an empty
-// page, or when the walk does not end.
+// listAll walks every page of a listing with the given limit; see
+// listPages.
 func listAll(t *testing.T, s store.Store, project, user string, limit int) []store.Session {
 	t.Helper()
+	return listPages(t, s, project, user, store.Page{Limit: limit})
+}
+
+// listPages walks every page of the listing that starts with first (its
+// Cursor is ignored), passing each NextCursor on with the same limit and
+// filter. It fails when a page is not full although a next page follows,
+// when a page is larger than the limit, when a non-empty cursor leads to an
+// empty page, or when the walk does not end.
+func listPages(t *testing.T, s store.Store, project, user string, first store.Page) []store.Session {
+	t.Helper()
 	var all []store.Session
-	cursor := ""
+	p := first
+	p.Cursor = ""
 	for page := 0; ; page++ {
 		if page > 1000 {
-			t.Fatalf("listing with limit %d did not end after %d pages", limit, page)
+			t.Fatalf("listing %+v did not end after %d pages", first, page)
 		}
-		got, next, err := s.ListSessions(t.Context(), project, user, store.Page{Limit: limit, Cursor: cursor})
+		got, next, err := s.ListSessions(t.Context(), project, user, p)
 		if err != nil {
-			t.Fatalf("ListSessions(limit %d, page %d): %v", limit, page, err)
+			t.Fatalf("ListSessions(%+v, page %d): %v", p, page, err)
 		}
-		if len(got) > limit {
-			t.Fatalf("ListSessions(limit %d) page %d has %d sessions", limit, page, len(got))
+		if len(got) > p.Limit {
+			t.Fatalf("ListSessions(limit %d, mode %q) page %d has %d sessions", p.Limit, p.CopilotMode, page, len(got))
 		}
 		if page > 0 && len(got) == 0 {
-			t.Fatalf("ListSessions(limit %d): cursor %q of page %d led to an empty page (NextCursor must be empty on the last page)", limit, cursor, page-1)
+			t.Fatalf("ListSessions(limit %d, mode %q): cursor %q of page %d led to an empty page (NextCursor must be empty on the last page)", p.Limit, p.CopilotMode, p.Cursor, page-1)
+		}
+		if next != "" && len(got) != p.Limit {
+			t.Fatalf("ListSessions(limit %d, mode %q) page %d has %d sessions and a next cursor, want a full page", p.Limit, p.CopilotMode, page, len(got))
 		}
 		all = append(all, got...)
 		if next == "" {
 			return all
 		}
-		cursor = next
+		p.Cursor = next
 	}
 }
 
@@ -722,6 +736,147 @@ func testListInvalidCursor(t *testing.T, s store.Store) {
 	for _, c := range []string{"!!!!", "%%%not base64%%%", "AAAA", "zzzz-not-a-cursor", valid[:len(valid)/2], "a"} {
 		_, _, err := s.ListSessions(ctx, p, "alice", store.Page{Limit: 10, Cursor: c})
 		wantErr(t, fmt.Sprintf("ListSessions(cursor %q)", c), err, store.ErrInvalidCursor)
+	}
+}
+
+// Copilot modes used by testListCopilotMode; the store treats them as
+// opaque strings.
+const (
+	modeTeaching   = "teaching_assistant"
+	modeAutomation = "lab_automation_assistant"
+)
+
+func testListCopilotMode(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject()
+	base := time.Date(2025, 7, 1, 8, 0, 0, 0, time.UTC)
+	// 30 sessions of alice: the automation ones are few and far apart (a
+	// run of 12 others between the first two), the teaching ones every
+	// third; the others have no mode in many ways. Pairs share updated_at,
+	// so ties are broken by thread id across page boundaries.
+	metadataOf := func(i int) map[string]any {
+		switch {
+		case i == 2 || i == 15 || i == 16 || i == 29:
+			return map[string]any{store.MetadataCopilotMode: modeAutomation, "client": "web"}
+		case i%3 == 0:
+			return map[string]any{store.MetadataCopilotMode: modeTeaching}
+		}
+		switch i % 5 {
+		case 0:
+			return nil
+		case 1:
+			return map[string]any{"client": "web"}
+		case 2:
+			return map[string]any{store.MetadataCopilotMode: 1.0} // not a string: no mode
+		case 3:
+			return map[string]any{store.MetadataCopilotMode: modeTeaching + "_v2"}
+		}
+		return map[string]any{store.MetadataCopilotMode: ""}
+	}
+	pinned := map[int]bool{1: true, 6: true, 16: true, 20: true, 27: true}
+	byMode := map[string][]store.Key{}
+	var all []store.Key
+	for i := range 30 {
+		k := newKey(p, "alice")
+		ts := base.Add(time.Duration(i/2) * time.Minute)
+		sess := &store.Session{ProjectID: p, UserID: "alice", ThreadID: k.ThreadID,
+			Metadata: metadataOf(i), CreatedAt: ts, UpdatedAt: ts}
+		if i%4 == 1 { // the runtime creates sessions leased
+			noErr(t, "CreateLeasedSession", s.CreateLeasedSession(ctx, sess, "turn", time.Minute))
+		} else {
+			noErr(t, "CreateSession", s.CreateSession(ctx, sess))
+		}
+		if pinned[i] {
+			if _, err := s.SetPinned(ctx, k, true); err != nil {
+				t.Fatalf("SetPinned: %v", err)
+			}
+		}
+		byMode[sess.CopilotMode()] = append(byMode[sess.CopilotMode()], k)
+		all = append(all, k)
+	}
+	if len(byMode[modeAutomation]) != 4 || len(byMode[modeTeaching]) != 9 {
+		t.Fatalf("setup: %d automation and %d teaching sessions, want 4 and 9", len(byMode[modeAutomation]), len(byMode[modeTeaching]))
+	}
+	// Noise that must never show up: bob in the project and alice in
+	// another project, in both modes.
+	other := newProject()
+	var bobTeaching []store.Key
+	for _, m := range []string{modeTeaching, modeAutomation, modeTeaching} {
+		kb, ko := newKey(p, "bob"), newKey(other, "alice")
+		for _, k := range []store.Key{kb, ko} {
+			create(t, s, k, func(s *store.Session) { s.Metadata = map[string]any{store.MetadataCopilotMode: m} })
+		}
+		if m == modeTeaching {
+			bobTeaching = append(bobTeaching, kb)
+		}
+	}
+
+	check := func(t *testing.T, phase string) {
+		t.Helper()
+		tests := []struct {
+			name   string
+			user   string
+			mode   string
+			limits []int
+			want   []store.Key
+		}{
+			{"automation", "alice", modeAutomation, []int{1, 2, 3, 1000}, byMode[modeAutomation]},
+			{"teaching", "alice", modeTeaching, []int{1, 2, 3, 9, 10}, byMode[modeTeaching]},
+			{"prefix of a mode", "alice", "teaching", []int{1, 3}, nil},
+			{"longer mode", "alice", modeTeaching + "_v2", []int{1, 2}, byMode[modeTeaching+"_v2"]},
+			{"unknown mode", "alice", "no_such_mode", []int{1, 1000}, nil},
+			{"no filter", "alice", "", []int{2, 7}, all},
+			{"other user", "bob", modeTeaching, []int{1, 2}, bobTeaching},
+			{"user without sessions", "carol", modeTeaching, []int{1}, nil},
+		}
+		for _, tc := range tests {
+			exp := expectedOrder(t, s, tc.want)
+			for _, limit := range tc.limits {
+				got := listPages(t, s, p, tc.user, store.Page{Limit: limit, CopilotMode: tc.mode})
+				if ids := threadIDs(got); !slices.Equal(ids, exp) {
+					t.Errorf("%s: %s, limit %d: pages give\n %v\nwant\n %v", phase, tc.name, limit, ids, exp)
+				}
+				for i := range got {
+					if tc.mode != "" && got[i].CopilotMode() != tc.mode {
+						t.Errorf("%s: %s, limit %d: listed %s has mode %q", phase, tc.name, limit, got[i].ThreadID, got[i].CopilotMode())
+					}
+					if got[i].ProjectID != p || got[i].UserID != tc.user {
+						t.Errorf("%s: %s: listed a session of %s in %s", phase, tc.name, got[i].UserID, got[i].ProjectID)
+					}
+				}
+			}
+		}
+	}
+	t.Run("created", func(t *testing.T) { check(t, "after create") })
+
+	// Updates keep the mode: a turn moves an automation session and a
+	// session without mode to the top of the unpinned ones, a rename and
+	// an unpin move others, and the filtered listings follow.
+	auto := byMode[modeAutomation]
+	noErr(t, "AddTurnStats", s.AddTurnStats(ctx, auto[0], store.TurnStats{Messages: 2, LLMCalls: 1, Turns: 1}))
+	noErr(t, "AddTurnStats", s.AddTurnStats(ctx, byMode[""][0], store.TurnStats{Messages: 2, Turns: 1}))
+	if _, err := s.RenameSession(ctx, byMode[modeTeaching][2], "renamed"); err != nil {
+		t.Fatalf("RenameSession: %v", err)
+	}
+	if _, err := s.SetPinned(ctx, auto[2], false); err != nil { // auto[2] is i=16, pinned
+		t.Fatalf("SetPinned(false): %v", err)
+	}
+	t.Run("updated", func(t *testing.T) { check(t, "after updates") })
+
+	// A cursor of a filtered page, with the same filter and another limit,
+	// gives exactly the rest, also once the session it was taken from is
+	// gone.
+	exp := expectedOrder(t, s, auto)
+	first, next, err := s.ListSessions(ctx, p, "alice", store.Page{Limit: 1, CopilotMode: modeAutomation})
+	noErr(t, "ListSessions(automation, limit 1)", err)
+	if len(first) != 1 || first[0].ThreadID != exp[0] || next == "" {
+		t.Fatalf("first automation page: %v, cursor %q; want [%s] and a cursor", threadIDs(first), next, exp[0])
+	}
+	noErr(t, "DeleteSession", s.DeleteSession(ctx, first[0].Key()))
+	rest, next, err := s.ListSessions(ctx, p, "alice", store.Page{Limit: 1000, Cursor: next, CopilotMode: modeAutomation})
+	noErr(t, "ListSessions(automation, cursor)", err)
+	if ids := threadIDs(rest); !slices.Equal(ids, exp[1:]) || next != "" {
+		t.Errorf("automation listing resumed from a cursor: %v, cursor %q; want %v and no cursor", ids, next, exp[1:])
 	}
 }
 
