@@ -39,7 +39,8 @@ var (
 	ErrInvalidID = errors.New("gns3: invalid id")
 )
 
-// DefaultTimeout bounds a request when New is given no http.Client.
+// DefaultTimeout bounds a request when New is given no http.Client, and is
+// the default per-call timeout (see WithCallTimeout).
 const DefaultTimeout = 30 * time.Second
 
 // Response size limits.
@@ -85,14 +86,26 @@ func (e *StatusError) Is(target error) bool {
 // Client calls one GNS3 v3 controller. It holds no credential: every call
 // takes the caller's bearer token. Safe for concurrent use.
 type Client struct {
-	base string // scheme://host[:port][/prefix], no trailing slash
-	hc   *http.Client
+	base        string // scheme://host[:port][/prefix], no trailing slash
+	hc          *http.Client
+	callTimeout time.Duration // bound of one request; <= 0: none of ours
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithCallTimeout bounds every request to d (DefaultTimeout by default):
+// a request whose context has no deadline, or a later one, is given up
+// after d with an error matching context.DeadlineExceeded. d <= 0 leaves
+// requests bounded only by their context and the http.Client.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *Client) { c.callTimeout = d }
 }
 
 // New returns a client of the controller at baseURL (http or https, for
 // example "http://127.0.0.1:3080"). httpClient nil means a client with
 // DefaultTimeout.
-func New(baseURL string, httpClient *http.Client) (*Client, error) {
+func New(baseURL string, httpClient *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("gns3: base URL must be an http:// or https:// URL with a host and no query")
@@ -100,11 +113,23 @@ func New(baseURL string, httpClient *http.Client) (*Client, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: DefaultTimeout}
 	}
-	return &Client{base: strings.TrimRight(u.String(), "/"), hc: httpClient}, nil
+	c := &Client{base: strings.TrimRight(u.String(), "/"), hc: httpClient, callTimeout: DefaultTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // BaseURL returns the controller URL the client calls.
 func (c *Client) BaseURL() string { return c.base }
+
+// CallTimeout returns the bound of one request (0: none of the client's).
+func (c *Client) CallTimeout() time.Duration {
+	if c.callTimeout < 0 {
+		return 0
+	}
+	return c.callTimeout
+}
 
 // ValidID reports whether id is a canonical UUID, the form of every GNS3 v3 id.
 func ValidID(id string) bool {
@@ -117,10 +142,19 @@ func ValidID(id string) bool {
 
 // Do sends method path (for example "/v3/projects/<id>/nodes", the ids in
 // it already validated) with the bearer token, in as JSON when not nil,
-// and decodes a 2xx JSON answer into out when not nil. A non-2xx answer is
-// a *StatusError; a transport failure or an unreadable answer wraps
-// ErrUnavailable (or the context's error when ctx is done).
+// and decodes a 2xx JSON answer into out when not nil. The request is
+// bounded by the client's call timeout unless ctx ends sooner. A non-2xx
+// answer is a *StatusError; no answer in time matches
+// context.DeadlineExceeded; a transport failure or an unreadable answer
+// wraps ErrUnavailable (or the context's error when ctx is done).
 func (c *Client) Do(ctx context.Context, token, method, path string, in, out any) error {
+	if c.callTimeout > 0 {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.callTimeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.callTimeout)
+			defer cancel()
+		}
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -145,7 +179,10 @@ func (c *Client) Do(ctx context.Context, token, method, path string, in, out any
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("gns3 %s %s: %w", method, path, ctxErr)
 		}
-		return fmt.Errorf("gns3 %s %s: %w: %v", method, path, ErrUnavailable, transportReason(err))
+		if isTimeout(err) { // http.Client.Timeout
+			return fmt.Errorf("gns3 %s %s: no answer in time: %w", method, path, context.DeadlineExceeded)
+		}
+		return fmt.Errorf("gns3 %s %s: %w", method, path, unavailable(transportReason(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -160,7 +197,10 @@ func (c *Client) Do(ctx context.Context, token, method, path string, in, out any
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("gns3 %s %s: %w", method, path, ctxErr)
 		}
-		return fmt.Errorf("gns3 %s %s: %w: invalid JSON answer: %v", method, path, ErrUnavailable, err)
+		if isTimeout(err) {
+			return fmt.Errorf("gns3 %s %s: no answer in time: %w", method, path, context.DeadlineExceeded)
+		}
+		return fmt.Errorf("gns3 %s %s: %w", method, path, &unavailableError{reason: "invalid JSON answer", cause: err})
 	}
 	return nil
 }
@@ -202,9 +242,22 @@ func errorMessage(r io.Reader) string {
 // projectPath validates projectID and returns /v3/projects/{id}.
 func projectPath(projectID string) (string, error) {
 	if !ValidID(projectID) {
-		return "", fmt.Errorf("%w: project id %q", ErrInvalidID, shorten(projectID))
+		return "", &invalidIDError{kind: "project", id: shorten(projectID)}
 	}
 	return "/v3/projects/" + projectID, nil
+}
+
+// itemPath validates projectID and itemID and returns
+// /v3/projects/{p}/{collection}/{id}.
+func itemPath(projectID, collection, kind, itemID string) (string, error) {
+	p, err := projectPath(projectID)
+	if err != nil {
+		return "", err
+	}
+	if !ValidID(itemID) {
+		return "", &invalidIDError{kind: kind, id: shorten(itemID)}
+	}
+	return p + "/" + collection + "/" + itemID, nil
 }
 
 func shorten(s string) string {
@@ -217,6 +270,17 @@ func shorten(s string) string {
 // projectErr adds ErrProjectNotFound to a 404 of a project-level call.
 func projectErr(projectID string, err error) error {
 	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("project %s: %w: %w", projectID, ErrProjectNotFound, err)
+	}
+	return err
+}
+
+// itemErr adds ErrProjectNotFound to a 404 of a call below a project only
+// when GNS3 says the project itself is missing ("Project ID ... doesn't
+// exist"); a missing node, link or template stays a plain ErrNotFound.
+func itemErr(projectID string, err error) error {
+	var se *StatusError
+	if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && strings.HasPrefix(se.Message, "Project ID ") {
 		return fmt.Errorf("project %s: %w: %w", projectID, ErrProjectNotFound, err)
 	}
 	return err

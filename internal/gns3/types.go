@@ -78,6 +78,7 @@ type Node struct {
 	CustomAdapters   []any          `json:"custom_adapters"`
 	CommandLine      string         `json:"command_line,omitempty"`
 	NodeDirectory    string         `json:"node_directory,omitempty"`
+	Tags             []string       `json:"tags,omitempty"` // for example "device_type:cisco_ios_telnet"
 	Ports            []Port         `json:"ports"`
 }
 
@@ -124,3 +125,27 @@ type LinkEnd struct {
 	PortNumber    int    `json:"port_number"`
 	Label         *Label `json:"label,omitempty"`
 }
+
+// Template is a GNS3 v3 template (GET /v3/templates), reduced to the
+// fields that help choose one.
+type Template struct {
+	TemplateID        string `json:"template_id"`
+	Name              string `json:"name"`
+	Category          string `json:"category"`      // router, switch, guest, firewall
+	TemplateType      string `json:"template_type"` // vpcs, qemu, dynamips, iou, docker, ethernet_switch, ethernet_hub, cloud, nat, ...
+	ComputeID         string `json:"compute_id"`    // may be "" (null in v3): "local" is used when creating
+	Builtin           bool   `json:"builtin"`
+	Symbol            string `json:"symbol"`
+	DefaultNameFormat string `json:"default_name_format,omitempty"` // for example "R{0}", "PC{0}"
+	ConsoleType       string `json:"console_type,omitempty"`        // telnet, vnc, none, ...
+	Adapters          int    `json:"adapters,omitempty"`            // qemu, docker: number of network adapters
+	PortNameFormat    string `json:"port_name_format,omitempty"`    // qemu: for example "Gi0/{0}"
+	Platform          string `json:"platform,omitempty"`            // dynamips: c7200, c3745, ...
+}
+
+// Node actions of NodeAction.
+const (
+	NodeActionStart   = "start"
+	NodeActionStop    = "stop"
+	NodeActionSuspend = "suspend"
+)

@@ -1,7 +1,10 @@
 // Package gns3test runs a fake GNS3 v3 controller on httptest for tests:
-// projects, nodes and links held in memory and served with the JSON shapes
-// a real GNS3 v3 controller returns, a bearer-token hook, and request
-// counters (to observe caching).
+// projects, templates, nodes and links held in memory and served with the
+// JSON shapes, status codes and messages a real GNS3 v3 controller
+// returns; nodes created from templates, renamed, started, stopped,
+// suspended (with an optional delay before the new status shows), deleted;
+// links checked as GNS3 checks them; bearer-token and per-request
+// authorization hooks, a hanging mode, and request counters.
 package gns3test
 
 import (
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -36,20 +40,74 @@ func AcceptTokens(tokens ...string) Authorizer {
 	}
 }
 
+// RequestAuthorizer decides a request from the request itself (method,
+// path), its bearer token ("" when absent) and the project it addresses
+// ("" for non-project routes): http.StatusOK serves it, another status
+// refuses it (403 answers GNS3's "Permission denied (privilege ... is
+// required)" for the route's privilege, see Privilege).
+type RequestAuthorizer func(r *http.Request, token, projectID string) int
+
+// DenyChanges is a RequestAuthorizer under which tokens may read (GET)
+// but get 403 for any other method: a user who may look at the lab but
+// not change it. Other tokens are served.
+func DenyChanges(tokens ...string) RequestAuthorizer {
+	deny := map[string]bool{}
+	for _, t := range tokens {
+		deny[t] = true
+	}
+	return func(r *http.Request, token, _ string) int {
+		if r.Method != http.MethodGet && deny[token] {
+			return http.StatusForbidden
+		}
+		return http.StatusOK
+	}
+}
+
+// DenyPrivileges is a RequestAuthorizer that answers 403 to every request
+// whose route requires one of privileges (for example "Node.PowerMgmt",
+// "Link.Allocate"; see Privilege) and serves the others.
+func DenyPrivileges(privileges ...string) RequestAuthorizer {
+	deny := map[string]bool{}
+	for _, p := range privileges {
+		deny[p] = true
+	}
+	return func(r *http.Request, _, _ string) int {
+		if deny[Privilege(r)] {
+			return http.StatusForbidden
+		}
+		return http.StatusOK
+	}
+}
+
 // Server is a fake GNS3 v3 controller. Its methods are safe for concurrent
 // use with the requests it serves.
 type Server struct {
 	*httptest.Server
 
-	mu        sync.Mutex
-	authorize Authorizer
-	projects  map[string]map[string]any
-	order     []string
-	nodes     map[string][]map[string]any
-	links     map[string][]map[string]any
-	hits      map[string]int
-	total     int
-	lastAuth  string
+	mu           sync.Mutex
+	authorize    Authorizer
+	reqAuthorize RequestAuthorizer
+	projects     map[string]map[string]any
+	order        []string
+	nodes        map[string][]map[string]any
+	links        map[string][]map[string]any
+	templates    []map[string]any
+	hits         map[string]int
+	total        int
+	lastAuth     string
+	hang         bool
+	done         chan struct{} // closed when the test ends: releases hung requests
+	now          func() time.Time
+	delays       map[string]time.Duration // per node id
+	defaultDelay time.Duration
+	pending      map[string]transition // node id -> status to come
+	macs         int
+}
+
+// transition is a node status that shows from at on.
+type transition struct {
+	status string
+	at     time.Time
 }
 
 // NewServer starts a fake controller, closed when the test ends. authorize
@@ -61,7 +119,12 @@ func NewServer(t testing.TB, authorize Authorizer) *Server {
 		projects:  map[string]map[string]any{},
 		nodes:     map[string][]map[string]any{},
 		links:     map[string][]map[string]any{},
+		templates: BuiltinTemplates(),
 		hits:      map[string]int{},
+		done:      make(chan struct{}),
+		now:       time.Now,
+		delays:    map[string]time.Duration{},
+		pending:   map[string]transition{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v3/projects", s.listProjects)
@@ -73,12 +136,23 @@ func NewServer(t testing.TB, authorize Authorizer) *Server {
 	mux.HandleFunc("GET /v3/projects/{project_id}/nodes/{item_id}", s.getItem(s.nodes, "node_id", "Node"))
 	mux.HandleFunc("GET /v3/projects/{project_id}/links", s.listItems(s.links))
 	mux.HandleFunc("GET /v3/projects/{project_id}/links/{item_id}", s.getItem(s.links, "link_id", "Link"))
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
-	})
+	mux.HandleFunc("GET /v3/templates", s.listTemplates)
+	mux.HandleFunc("POST /v3/projects/{project_id}/templates/{template_id}", s.createNodeFromTemplate)
+	mux.HandleFunc("PUT /v3/projects/{project_id}/nodes/{item_id}", s.updateNode)
+	mux.HandleFunc("DELETE /v3/projects/{project_id}/nodes/{item_id}", s.deleteNode)
+	mux.HandleFunc("POST /v3/projects/{project_id}/nodes/{item_id}/{action}", s.nodeAction)
+	mux.HandleFunc("POST /v3/projects/{project_id}/links", s.createLink)
+	mux.HandleFunc("DELETE /v3/projects/{project_id}/links/{item_id}", s.deleteLink)
+	mux.HandleFunc("/", notFoundRoute)
 	s.Server = httptest.NewServer(s.guard(mux))
 	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.done) }) // runs before Close: hung requests return
 	return s
+}
+
+// notFoundRoute is FastAPI's answer to an unknown route.
+func notFoundRoute(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
 }
 
 // guard counts requests and applies the Authorizer.
@@ -97,25 +171,108 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		s.hits[r.Method+" "+r.URL.Path]++
 		s.total++
 		s.lastAuth = h
-		authorize := s.authorize
+		authorize, reqAuthorize, hang := s.authorize, s.reqAuthorize, s.hang
 		s.mu.Unlock()
-		if authorize != nil {
-			switch st := authorize(token, projectID); st {
-			case http.StatusOK:
-			case http.StatusUnauthorized:
-				w.Header().Set("WWW-Authenticate", "Bearer")
-				writeJSON(w, st, map[string]any{"message": "Could not validate credentials"})
-				return
-			case http.StatusForbidden:
-				writeJSON(w, st, map[string]any{"message": "Permission denied (privilege Project.Audit is required)"})
-				return
-			default:
-				writeJSON(w, st, map[string]any{"message": http.StatusText(st)})
-				return
+		if hang {
+			select {
+			case <-r.Context().Done():
+			case <-s.done:
 			}
+			return
 		}
-		next.ServeHTTP(w, r)
+		st := http.StatusOK
+		if authorize != nil {
+			st = authorize(token, projectID)
+		}
+		if st == http.StatusOK && reqAuthorize != nil {
+			st = reqAuthorize(r, token, projectID)
+		}
+		switch st {
+		case http.StatusOK:
+			next.ServeHTTP(w, r)
+		case http.StatusUnauthorized:
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			writeJSON(w, st, map[string]any{"message": "Could not validate credentials"})
+		case http.StatusForbidden:
+			priv := Privilege(r)
+			if priv == "" {
+				priv = "Project.Audit"
+			}
+			writeJSON(w, st, map[string]any{"message": fmt.Sprintf("Permission denied (privilege %s is required)", priv)})
+		default:
+			writeJSON(w, st, map[string]any{"message": http.StatusText(st)})
+		}
 	})
+}
+
+// Privilege returns the GNS3 v3 privilege the route of r requires (as its
+// has_privilege dependency in gns3server/api/routes/controller), for
+// example "Node.PowerMgmt" for POST .../nodes/{n}/start, or "" for a route
+// that only needs a logged-in user (GET /v3/templates) or that the fake
+// does not know.
+func Privilege(r *http.Request) string {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) < 2 || parts[0] != "v3" {
+		return ""
+	}
+	m := r.Method
+	switch {
+	case parts[1] == "templates":
+		switch m {
+		case http.MethodGet:
+			return ""
+		case http.MethodPut:
+			return "Template.Modify"
+		}
+		return "Template.Allocate"
+	case parts[1] != "projects":
+		return ""
+	case len(parts) <= 3:
+		switch {
+		case m == http.MethodGet:
+			return "Project.Audit"
+		case m == http.MethodPut:
+			return "Project.Modify"
+		}
+		return "Project.Allocate"
+	}
+	switch parts[3] {
+	case "open", "close":
+		return "Project.Allocate"
+	case "templates":
+		return "Node.Allocate"
+	case "nodes":
+		switch {
+		case m == http.MethodGet && len(parts) == 7 && parts[6] == "links":
+			return "Link.Audit"
+		case m == http.MethodGet:
+			return "Node.Audit"
+		case m == http.MethodPut:
+			return "Node.Modify"
+		case m == http.MethodDelete:
+			return "Node.Allocate"
+		case len(parts) == 4:
+			return "Node.Allocate"
+		}
+		switch parts[len(parts)-1] {
+		case "start", "stop", "suspend", "reload":
+			return "Node.PowerMgmt"
+		case "isolate", "unisolate":
+			return "Link.Modify"
+		case "duplicate":
+			return "Node.Allocate"
+		}
+		return "Node.Modify"
+	case "links":
+		switch m {
+		case http.MethodGet:
+			return "Link.Audit"
+		case http.MethodPut:
+			return "Link.Modify"
+		}
+		return "Link.Allocate"
+	}
+	return "Project.Audit"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -200,6 +357,7 @@ func (s *Server) listItems(items map[string][]map[string]any) http.HandlerFunc {
 		if id, _, ok := s.project(w, r); ok {
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			s.settle()
 			out := items[id]
 			if out == nil {
 				out = []map[string]any{}
@@ -221,6 +379,7 @@ func (s *Server) getItem(items map[string][]map[string]any, idField, kind string
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.settle()
 		for _, it := range items[pid] {
 			if it[idField] == itemID {
 				writeJSON(w, http.StatusOK, it)
@@ -236,6 +395,23 @@ func (s *Server) SetAuthorizer(a Authorizer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.authorize = a
+}
+
+// SetRequestAuthorizer sets a RequestAuthorizer (nil: none), asked after
+// the Authorizer accepted the request.
+func (s *Server) SetRequestAuthorizer(a RequestAuthorizer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqAuthorize = a
+}
+
+// SetHang makes every request (while on) block without an answer until
+// the client gives up (its request context ends) or the test ends: a
+// controller that hangs. Requests are still counted.
+func (s *Server) SetHang(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hang = on
 }
 
 // AddProject adds a project with a new id and the given status ("opened"
@@ -292,6 +468,9 @@ func (s *Server) DeleteProject(projectID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.projects, projectID)
+	for _, n := range s.nodes[projectID] {
+		delete(s.pending, str(n, "node_id"))
+	}
 	delete(s.nodes, projectID)
 	delete(s.links, projectID)
 	for i, id := range s.order {

@@ -6,12 +6,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// Built-in GNS3 template ids.
-const (
-	TemplateVPCS           = "19021f99-e36f-394d-b4a1-8aaa902ab9cc"
-	TemplateEthernetSwitch = "1966b864-93e7-32d5-965f-001384eec461"
-)
-
 const labelStyle = "font-family: TypeWriter;font-size: 10.0;font-weight: bold;fill: #000000;fill-opacity: 1.0;"
 
 // Topology names the ids of a seeded lab.
@@ -155,7 +149,7 @@ func QemuRouterNode(projectID, name string, x, y int) map[string]any {
 		},
 		"status":      "stopped",
 		"symbol":      ":/symbols/router.svg",
-		"template_id": "c1a8c4fb-0f2e-4e33-bd04-1dd1e8e6a0c3",
+		"template_id": TemplateIOSv,
 		"width":       66,
 		"x":           x,
 		"y":           y,
