@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"time"
 )
 
 // Tool is a function the model may call.
@@ -22,6 +24,9 @@ type Tool struct {
 	// agentchat (a request placed, a node started). Clients are then told
 	// not to retry the request.
 	SideEffects bool
+	// Timeout bounds one run of the tool; zero means the runtime's
+	// ToolTimeout. A tool that waits on purpose (a node booting) sets it.
+	Timeout time.Duration
 	// Run executes the tool with the model's JSON arguments. Its error is
 	// shown to the model as the tool's output.
 	Run func(ctx context.Context, args json.RawMessage) (string, error)
@@ -44,10 +49,31 @@ type Skill struct {
 
 // TurnInfo describes the turn an agent is being prepared for.
 type TurnInfo struct {
+	// ProjectID is the project of a project chat turn; empty on the
+	// stateless gateway, where no project is fixed.
 	ProjectID string
 	UserID    string
-	// Mode is the agent mode asked for by the client (copilot_mode), or empty.
+	// Mode is the turn's agent mode, resolved by the runtime (the request's,
+	// else the session's, else the agent's default); empty for an agent
+	// without modes.
 	Mode string
+}
+
+// Preparation is what an agent's Prepare gives for one turn.
+type Preparation struct {
+	// Prompt is added to the system prompt (for example the project
+	// topology and the rules of the mode).
+	Prompt string
+	// Skills are the skills offered to the model in this turn.
+	Skills []Skill
+	// Refuse, when set, answers a call of a tool that is not offered in
+	// this turn (one of another mode, or one the model invented): a
+	// non-empty text is the tool message, and nothing is run.
+	Refuse func(name string) string
+	// Refresh, when set, returns the Prompt anew; the runtime calls it
+	// before an LLM call that follows a step in which a tool with
+	// SideEffects ran, so that the model sees the lab as it is now.
+	Refresh func(ctx context.Context) (string, error)
 }
 
 // Agent is a system prompt with skills.
@@ -56,10 +82,25 @@ type Agent struct {
 	Description  string
 	SystemPrompt string
 	Skills       []Skill
+	// Modes are the modes the agent can run in, the default first; empty
+	// for an agent without modes. A session records the mode it was
+	// created in (metadata store.MetadataCopilotMode).
+	Modes []string
 	// Prepare, when set, adapts the agent to one turn: it may add context to
-	// the system prompt (for example a project topology) and choose skills
-	// by mode. It returns the extra prompt text and the skills to use.
-	Prepare func(ctx context.Context, t TurnInfo) (extraPrompt string, skills []Skill, err error)
+	// the system prompt (for example a project topology), choose skills by
+	// mode, refuse other tools and refresh its context after changes.
+	Prepare func(ctx context.Context, t TurnInfo) (Preparation, error)
+}
+
+// HasMode reports whether mode is one of the agent's modes.
+func (a *Agent) HasMode(mode string) bool { return mode != "" && slices.Contains(a.Modes, mode) }
+
+// DefaultMode returns the agent's first mode, empty without modes.
+func (a *Agent) DefaultMode() string {
+	if len(a.Modes) == 0 {
+		return ""
+	}
+	return a.Modes[0]
 }
 
 // Tools returns the tools of the given skills.

@@ -100,8 +100,8 @@ func TestEarlyFailureKeepsUserMessage(t *testing.T) {
 	const detail = "dial tcp 10.1.2.3:3080: connect: connection refused"
 	rec := newLogRecorder()
 	h := newHarness(t, []Tool{addTool(false)}, withLogs(rec))
-	h.rt.o.Agents.Register(&Agent{ID: "broken", Prepare: func(context.Context, TurnInfo) (string, []Skill, error) {
-		return "", nil, fmt.Errorf("load topology: %w", errors.New(detail))
+	h.rt.o.Agents.Register(&Agent{ID: "broken", Prepare: func(context.Context, TurnInfo) (Preparation, error) {
+		return Preparation{}, fmt.Errorf("load topology: %w", errors.New(detail))
 	}})
 	ctx := context.Background()
 

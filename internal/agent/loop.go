@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,8 @@ type toolResult struct {
 	call   openai.ToolCall
 	output string
 	failed bool
+	// changed: a tool with SideEffects was run (whatever its outcome).
+	changed bool
 }
 
 // loop is one run of the agent loop: LLM calls, tool runs and accounting.
@@ -63,6 +66,13 @@ type loop struct {
 	// clientTools are tool names the client declared and runs itself.
 	clientTools map[string]bool
 	em          *emitter
+	// refuse answers calls of tools not offered (nil: "unknown tool").
+	refuse func(name string) string
+	// refresh rebuilds the system prompt after a step that changed
+	// something (nil: the prompt never changes); system is the prompt as
+	// last sent.
+	refresh func(ctx context.Context) (string, error)
+	system  string
 
 	// saveAssistant persists an assistant message (interrupted: the stream
 	// failed after res.Content was shown); nil when nothing is stored.
@@ -80,17 +90,39 @@ type loop struct {
 	sideEffects bool
 }
 
-func newLoop(rt *Runtime, client llm.Client, tools []Tool, em *emitter) *loop {
+func newLoop(rt *Runtime, client llm.Client, su setup, em *emitter) *loop {
 	l := &loop{
 		rt: rt, client: client, em: em,
-		tools:     make(map[string]Tool, len(tools)),
+		tools:     make(map[string]Tool, len(su.tools)),
 		toolCalls: map[string]int64{},
+		refuse:    su.refuse, refresh: su.refresh, system: su.system,
 	}
-	for _, t := range tools {
+	for _, t := range su.tools {
 		l.tools[t.Name] = t
 	}
-	l.req.Tools = llmTools(tools)
+	l.req.Tools = llmTools(su.tools)
 	return l
+}
+
+// refreshSystem gives the next LLM call the system prompt as it is now,
+// after a step whose tools changed something; one refresh per such step,
+// none when nothing changed. A failed refresh keeps the previous prompt.
+func (l *loop) refreshSystem(ctx context.Context, results []toolResult) {
+	if l.refresh == nil || !slices.ContainsFunc(results, func(r toolResult) bool { return r.changed }) {
+		return
+	}
+	msgs := l.req.Messages
+	if len(msgs) == 0 || msgs[0].Role != openai.ChatMessageRoleSystem || msgs[0].Content != l.system {
+		return
+	}
+	system, err := l.refresh(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.rt.log.WarnContext(ctx, "refresh the system prompt", "err", err)
+		}
+		return
+	}
+	msgs[0].Content, l.system = system, system
 }
 
 // countCall adds one LLM call and its usage to the totals.
@@ -194,6 +226,7 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 				Role: openai.ChatMessageRoleTool, Content: r.output, ToolCallID: r.call.ID,
 			})
 		}
+		l.refreshSystem(ctx, results)
 	}
 	return outMaxSteps, nil, nil
 }
@@ -257,9 +290,9 @@ func (l *loop) runTool(ctx context.Context, call openai.ToolCall) toolResult {
 	l.toolCalls[name]++
 	l.mu.Unlock()
 	l.em.emit(Event{Type: EventToolStart, ToolName: name, ToolCallID: call.ID})
-	out, failed := l.execTool(ctx, call)
+	out, failed, changed := l.execTool(ctx, call)
 	l.em.emit(Event{Type: EventToolEnd, ToolName: name, ToolCallID: call.ID, ToolOutput: out})
-	return toolResult{call: call, output: out, failed: failed}
+	return toolResult{call: call, output: out, failed: failed, changed: changed}
 }
 
 type toolReturn struct {
@@ -267,11 +300,18 @@ type toolReturn struct {
 	err error
 }
 
-func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (string, bool) {
+// execTool runs one call and returns its output, whether it failed, and
+// whether a tool with side effects was run.
+func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (out string, failed, changed bool) {
 	name := call.Function.Name
 	tool, ok := l.tools[name]
 	if !ok {
-		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, l.toolNames()), true
+		if l.refuse != nil {
+			if msg := l.refuse(name); msg != "" {
+				return msg, true, false
+			}
+		}
+		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, l.toolNames()), true, false
 	}
 	args := strings.TrimSpace(call.Function.Arguments)
 	if args == "" {
@@ -279,18 +319,29 @@ func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (string, bool
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(args), &obj); err != nil {
-		return fmt.Sprintf("Error: the arguments of tool %s are not a valid JSON object (%v). Call it again with a JSON object that matches its schema.", name, err), true
+		return fmt.Sprintf("Error: the arguments of tool %s are not a valid JSON object (%v). Call it again with a JSON object that matches its schema.", name, err), true, false
 	}
 	if ctx.Err() != nil {
-		return fmt.Sprintf("Error: tool %s was not run because the turn was stopped.", name), true
+		return fmt.Sprintf("Error: tool %s was not run because the turn was stopped.", name), true, false
 	}
 	if tool.SideEffects {
 		l.mu.Lock()
 		l.sideEffects = true
 		l.mu.Unlock()
 	}
+	out, failed = l.runBounded(ctx, tool, args)
+	return out, failed, tool.SideEffects
+}
 
-	tctx, cancel := context.WithTimeoutCause(ctx, l.rt.o.ToolTimeout, errToolTimeout)
+// runBounded runs tool within its timeout (Tool.Timeout, else the
+// runtime's ToolTimeout), recovering a panic.
+func (l *loop) runBounded(ctx context.Context, tool Tool, args string) (string, bool) {
+	name := tool.Name
+	timeout := l.rt.o.ToolTimeout
+	if tool.Timeout > 0 {
+		timeout = tool.Timeout
+	}
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
 	defer cancel()
 	done := make(chan toolReturn, 1) // buffered: a tool that ignores ctx may finish after we stopped waiting
 	go func() {
@@ -318,7 +369,7 @@ func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (string, bool
 	case r.err == nil:
 		return r.out, false
 	case tctx.Err() != nil && context.Cause(tctx) == errToolTimeout:
-		return fmt.Sprintf("Error: tool %s timed out after %s.", name, l.rt.o.ToolTimeout), true
+		return fmt.Sprintf("Error: tool %s timed out after %s.", name, timeout), true
 	case ctx.Err() != nil:
 		return fmt.Sprintf("Error: tool %s was interrupted because the turn was stopped.", name), true
 	}

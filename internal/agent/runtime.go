@@ -125,26 +125,65 @@ func (r *Runtime) resolve(ctx context.Context, agentID, userID string) (*Agent, 
 	return a, c, nil
 }
 
+// setup is an agent prepared for one turn.
+type setup struct {
+	system string
+	tools  []Tool
+	// refuse and refresh are the Preparation's (nil when unset); refresh
+	// returns the whole system prompt anew.
+	refuse  func(name string) string
+	refresh func(ctx context.Context) (string, error)
+}
+
 // prepare runs the agent's Prepare hook (recovering a panic) and returns
 // the system prompt and the tools of the turn.
-func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (system string, tools []Tool, err error) {
-	skills := a.Skills
-	extra := ""
+func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, error) {
+	p := Preparation{Skills: a.Skills}
 	if a.Prepare != nil {
+		var err error
 		func() {
 			defer func() {
-				if p := recover(); p != nil {
-					r.log.ErrorContext(ctx, "agent prepare panicked", "agent", a.ID, "panic", p, "stack", string(debug.Stack()))
-					err = fmt.Errorf("agent %s: prepare panicked: %v", a.ID, p)
+				if v := recover(); v != nil {
+					r.log.ErrorContext(ctx, "agent prepare panicked", "agent", a.ID, "panic", v, "stack", string(debug.Stack()))
+					err = fmt.Errorf("agent %s: prepare panicked: %v", a.ID, v)
 				}
 			}()
-			extra, skills, err = a.Prepare(ctx, info)
+			p, err = a.Prepare(ctx, info)
 		}()
 		if err != nil {
-			return "", nil, fmt.Errorf("prepare agent %s: %w", a.ID, err)
+			return setup{}, fmt.Errorf("prepare agent %s: %w", a.ID, err)
 		}
 	}
-	return systemPrompt(a.SystemPrompt, skills, extra), Tools(skills), nil
+	s := setup{system: systemPrompt(a.SystemPrompt, p.Skills, p.Prompt), tools: Tools(p.Skills), refuse: p.Refuse}
+	if p.Refresh != nil {
+		skills := p.Skills
+		s.refresh = func(ctx context.Context) (string, error) {
+			extra, err := p.Refresh(ctx)
+			if err != nil {
+				return "", err
+			}
+			return systemPrompt(a.SystemPrompt, skills, extra), nil
+		}
+	}
+	return s, nil
+}
+
+// resolveMode returns the mode of a turn of agent a: the requested one, else
+// the session's recorded one, else the agent's default. An unknown
+// recorded mode (written by an older version) falls back to the default.
+func (a *Agent) resolveMode(requested string, session *store.Session) string {
+	if len(a.Modes) == 0 {
+		return ""
+	}
+	if requested != "" {
+		return requested
+	}
+	if session != nil {
+		if m := session.CopilotMode(); a.HasMode(m) {
+			return m
+		}
+	}
+	return a.DefaultMode()
 }
 
 // emitter serializes the events of one run (tools emit from their own

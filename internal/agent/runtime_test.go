@@ -750,12 +750,13 @@ func TestPrepare(t *testing.T) {
 	h.rt.o.Agents.Register(&Agent{
 		ID: "prepared", SystemPrompt: "Base.",
 		Skills: []Skill{{Name: "unused", Prompt: "Never shown."}},
-		Prepare: func(_ context.Context, info TurnInfo) (string, []Skill, error) {
+		Modes:  []string{"teach", "lab", "broken"},
+		Prepare: func(_ context.Context, info TurnInfo) (Preparation, error) {
 			got = info
 			if info.Mode == "broken" {
-				return "", nil, errors.New("topology unavailable")
+				return Preparation{}, errors.New("topology unavailable")
 			}
-			return "Topology: {}", []Skill{{Name: "s", Prompt: "Skill.", Tools: []Tool{addTool(false)}}}, nil
+			return Preparation{Prompt: "Topology: {}", Skills: []Skill{{Name: "s", Prompt: "Skill.", Tools: []Tool{addTool(false)}}}}, nil
 		},
 	})
 	k := newKey()

@@ -36,6 +36,9 @@ type StatelessRequest struct {
 	Stop      []string
 	// UserID selects the LLM configuration.
 	UserID string
+	// Mode is the agent mode asked for (copilot_mode), or empty for the
+	// agent's default; it must be one of the agent's Modes.
+	Mode string
 }
 
 // StatelessResult is the outcome of a stateless run.
@@ -93,13 +96,16 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, r.o.TurnTimeout, errTurnTimeout)
 	defer cancel()
-	system, tools, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID})
+	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
+		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
+	}
+	su, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID, Mode: a.resolveMode(req.Mode, nil)})
 	if err != nil {
 		return nil, err
 	}
 
 	em := &emitter{fn: emit}
-	l := newLoop(r, client, tools, em)
+	l := newLoop(r, client, su, em)
 	l.clientTools = map[string]bool{}
 	for _, t := range req.ClientTools {
 		if t.Function == nil || t.Function.Name == "" {
@@ -121,7 +127,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	} else {
 		l.req.ToolChoice = choice.value()
 	}
-	l.req.Messages = statelessMessages(system, req.Messages)
+	l.req.Messages = statelessMessages(su.system, req.Messages)
 	l.req.Temperature = req.Temperature
 	l.req.MaxTokens = req.MaxTokens
 	l.req.Stop = req.Stop

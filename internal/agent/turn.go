@@ -42,7 +42,9 @@ type TurnRequest struct {
 	Message string
 	// Temperature overrides the configured temperature for this turn.
 	Temperature *float32
-	// Mode is the agent mode (copilot_mode), passed to Agent.Prepare.
+	// Mode is the agent mode asked for (copilot_mode), or empty: the
+	// session's recorded mode, else the agent's default, applies. It must be
+	// one of the agent's Modes (ignored for an agent without modes).
 	Mode string
 }
 
@@ -57,11 +59,17 @@ type Turn struct {
 	// created: the session was made by StartTurn, so it has no history.
 	created bool
 	owner   string
+	// mode is the turn's resolved agent mode (empty without modes).
+	mode    string
 	started atomic.Bool
 }
 
 // Session returns the session as it was when the turn started.
 func (t *Turn) Session() *store.Session { return t.session }
+
+// Mode returns the turn's agent mode: the requested one, else the
+// session's, else the agent's default (empty for an agent without modes).
+func (t *Turn) Mode() string { return t.mode }
 
 // StartTurn does everything that can fail with a clean status before any
 // streaming: it resolves the agent and the user's LLM (llm.ErrNotConfigured),
@@ -88,10 +96,14 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	if err != nil {
 		return nil, err
 	}
+	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
+		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
+	}
 	t := &Turn{r: r, req: req, agent: a, client: client, owner: r.o.NewID()}
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
+	t.mode = a.resolveMode(req.Mode, t.session)
 	return t, nil
 }
 
@@ -204,6 +216,9 @@ func (t *Turn) create(ctx context.Context) error {
 	s := &store.Session{
 		ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID,
 		Title: store.DefaultTitle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{},
+	}
+	if m := t.agent.resolveMode(t.req.Mode, nil); m != "" {
+		s.Metadata[store.MetadataCopilotMode] = m
 	}
 	if err := t.r.o.Store.CreateLeasedSession(ctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
 		return fmt.Errorf("create session %s: %w", k.ThreadID, err)
@@ -343,7 +358,7 @@ func (tr *turnRun) run() string {
 			hist, histErr = o.Store.ListMessages(ctx, t.req.Key, o.MaxHistory)
 		})
 	}
-	system, tools, perr := t.r.prepare(ctx, t.agent, TurnInfo{ProjectID: t.req.Key.ProjectID, UserID: t.req.Key.UserID, Mode: t.req.Mode})
+	su, perr := t.r.prepare(ctx, t.agent, TurnInfo{ProjectID: t.req.Key.ProjectID, UserID: t.req.Key.UserID, Mode: t.mode})
 	wg.Wait()
 
 	now := o.Now().UTC()
@@ -378,11 +393,11 @@ func (tr *turnRun) run() string {
 		return "Could not prepare the agent for this turn."
 	}
 
-	l := newLoop(t.r, t.client, tools, tr.em)
+	l := newLoop(t.r, t.client, su, tr.em)
 	tr.l = l
 	msgs := make([]openai.ChatCompletionMessage, 0, len(history)+2)
-	if system != "" {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+	if su.system != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: su.system})
 	}
 	msgs = append(msgs, history...)
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.req.Message})

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/seerr"
 	"agentchat/internal/tools/seerr/seerrtest"
 )
@@ -143,92 +146,160 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-func TestGNS3CopilotWithoutHook(t *testing.T) {
+// fakeLab offers one tool per name of the mode table, in both variants.
+type fakeLab struct{ projects []string }
+
+func (f *fakeLab) tools(prefix string) []agent.Tool {
+	names := []string{
+		gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolCreateNode, gns3tools.ToolCreateLink,
+		gns3tools.ToolStartNode, gns3tools.ToolStopNode, gns3tools.ToolSuspendNode, gns3tools.ToolUpdateNodeName,
+		gns3tools.ToolDeleteNode, gns3tools.ToolDeleteLink,
+	}
+	var out []agent.Tool
+	for _, n := range names {
+		out = append(out, agent.Tool{Name: n, Description: prefix})
+	}
+	return out
+}
+
+func (f *fakeLab) Project(projectID string) []agent.Tool {
+	f.projects = append(f.projects, projectID)
+	return f.tools("project " + projectID)
+}
+
+func (f *fakeLab) Gateway() []agent.Tool {
+	return append(f.tools("gateway"), agent.Tool{Name: gns3tools.ToolListProjects, Description: "gateway"})
+}
+
+func toolNamesOf(p agent.Preparation) []string {
+	var names []string
+	for _, tool := range agent.Tools(p.Skills) {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func TestGNS3CopilotWithoutTools(t *testing.T) {
 	a, _ := DefaultRegistry(Deps{}).Get(GNS3Copilot)
-	if a.Prepare == nil || !strings.Contains(a.SystemPrompt, "never run a destructive") {
+	if a.Prepare == nil || !strings.Contains(a.SystemPrompt, "never run a destructive") || !slices.Equal(a.Modes, Modes()) {
 		t.Fatalf("copilot = %+v", a)
 	}
 	for _, mode := range []string{"", ModeTeachingAssistant, ModeLabAutomationAssistant} {
-		extra, skills, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: mode})
-		if err != nil || len(skills) != 0 {
-			t.Fatalf("mode %q: skills %v, err %v", mode, skills, err)
+		p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: mode})
+		if err != nil || len(p.Skills) != 0 || p.Refresh != nil {
+			t.Fatalf("mode %q: %+v, err %v", mode, p, err)
 		}
 		want, _ := ParseMode(mode)
-		if !strings.Contains(extra, "Mode: "+want) || !strings.Contains(extra, "GNS3 tools are not available") {
-			t.Fatalf("mode %q: extra = %q", mode, extra)
+		if !strings.HasPrefix(p.Prompt, "Mode: "+want) || !strings.Contains(p.Prompt, "GNS3 tools are not available") {
+			t.Fatalf("mode %q: prompt = %q", mode, p.Prompt)
 		}
 	}
-	if _, _, err := a.Prepare(context.Background(), agent.TurnInfo{Mode: "chaos_monkey"}); err == nil || !strings.Contains(err.Error(), `"chaos_monkey"`) {
+	if _, err := a.Prepare(context.Background(), agent.TurnInfo{Mode: "chaos_monkey"}); err == nil || !strings.Contains(err.Error(), `"chaos_monkey"`) {
 		t.Fatalf("unknown mode: %v", err)
 	}
 }
 
-func TestGNS3CopilotModeSelection(t *testing.T) {
-	skillFor := func(mode string) agent.Skill {
-		tools := []agent.Tool{{Name: "get_topology"}, {Name: "start_node"}}
-		if mode == ModeLabAutomationAssistant {
-			tools = append(tools, agent.Tool{Name: "stop_node", SideEffects: true}, agent.Tool{Name: "send_config", SideEffects: true})
-		}
-		return agent.Skill{Name: "gns3-" + mode, Tools: tools}
+func TestGNS3CopilotModes(t *testing.T) {
+	lab := &fakeLab{}
+	var fetched []string
+	topology := func(_ context.Context, projectID string) string {
+		fetched = append(fetched, projectID)
+		return fmt.Sprintf("## GNS3 project topology\n{\"fetch\":%d}", len(fetched))
 	}
-	var seen []agent.TurnInfo
-	hook := func(_ context.Context, t agent.TurnInfo, mode string) (string, []agent.Skill, error) {
-		seen = append(seen, t)
-		if t.ProjectID == "broken" {
-			return "", nil, errors.New("gns3 unreachable")
-		}
-		return `Project topology: {"nodes":[]}`, []agent.Skill{skillFor(mode)}, nil
-	}
-	a, _ := DefaultRegistry(Deps{GNS3: hook}).Get(GNS3Copilot)
+	a, _ := DefaultRegistry(Deps{GNS3Topology: topology, GNS3Tools: lab}).Get(GNS3Copilot)
+	both := []string{gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolCreateNode, gns3tools.ToolCreateLink, gns3tools.ToolStartNode, gns3tools.ToolUpdateNodeName}
+	automation := []string{gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolCreateNode, gns3tools.ToolCreateLink,
+		gns3tools.ToolStartNode, gns3tools.ToolStopNode, gns3tools.ToolSuspendNode, gns3tools.ToolUpdateNodeName, gns3tools.ToolDeleteNode, gns3tools.ToolDeleteLink}
 	tests := []struct {
-		mode      string
-		wantMode  string
-		wantTools []string
+		name, project, mode string
+		wantTools           []string
+		wantPrompt          string
+		refused             map[string]string // tool → part of the refusal
 	}{
-		{"", ModeTeachingAssistant, []string{"get_topology", "start_node"}},
-		{ModeTeachingAssistant, ModeTeachingAssistant, []string{"get_topology", "start_node"}},
-		{ModeLabAutomationAssistant, ModeLabAutomationAssistant, []string{"get_topology", "start_node", "stop_node", "send_config"}},
+		{"teaching project", "p1", ModeTeachingAssistant, both, "Mode: teaching_assistant",
+			map[string]string{gns3tools.ToolStopNode: "needs the lab_automation_assistant mode", ToolDeviceConfigCommands: "not allowed in teaching_assistant mode", "format_disk": `tool "format_disk" is not allowed in teaching_assistant mode`}},
+		{"default is teaching", "p1", "", both, "Mode: teaching_assistant", nil},
+		{"automation project", "p1", ModeLabAutomationAssistant, automation, "Mode: lab_automation_assistant",
+			map[string]string{"reload_everything": `tool "reload_everything" is not allowed in lab_automation_assistant mode`}},
+		{"teaching gateway", "", ModeTeachingAssistant, append(slices.Clone(both), gns3tools.ToolListProjects), "list_gns3_projects", nil},
+		{"automation gateway", "", ModeLabAutomationAssistant, append(slices.Clone(automation), gns3tools.ToolListProjects), "pass the project_id", nil},
 	}
-	for _, tt := range tests {
-		extra, skills, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: tt.mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tool := range agent.Tools(skills) {
-			names = append(names, tool.Name)
-		}
-		if !slices.Equal(names, tt.wantTools) || len(skills) != 1 || skills[0].Name != "gns3-"+tt.wantMode {
-			t.Errorf("mode %q: skills %v tools %v", tt.mode, skills, names)
-		}
-		if !strings.Contains(extra, "Mode: "+tt.wantMode) || !strings.Contains(extra, "Project topology") || strings.Contains(extra, "not available") {
-			t.Errorf("mode %q: extra = %q", tt.mode, extra)
-		}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fetched = nil
+			p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: tc.project, UserID: "u1", Mode: tc.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := toolNamesOf(p); !slices.Equal(got, tc.wantTools) {
+				t.Fatalf("tools = %v, want %v", got, tc.wantTools)
+			}
+			if !strings.Contains(p.Prompt, tc.wantPrompt) {
+				t.Fatalf("prompt = %q", p.Prompt)
+			}
+			for tool, want := range tc.refused {
+				if got := p.Refuse(tool); !strings.Contains(got, want) || !strings.HasPrefix(got, "Error: ") {
+					t.Errorf("Refuse(%s) = %q, want %q", tool, got, want)
+				}
+			}
+			if tc.project == "" {
+				if len(fetched) != 0 || p.Refresh != nil || strings.Contains(p.Prompt, "## GNS3 project topology") {
+					t.Fatalf("gateway turn fetched a topology: %v, prompt %q", fetched, p.Prompt)
+				}
+				return
+			}
+			if !slices.Equal(fetched, []string{tc.project}) || !strings.HasSuffix(p.Prompt, `{"fetch":1}`) {
+				t.Fatalf("fetched %v, prompt %q", fetched, p.Prompt)
+			}
+			again, err := p.Refresh(context.Background())
+			if err != nil || !strings.HasSuffix(again, `{"fetch":2}`) || !strings.HasPrefix(again, "Mode: ") {
+				t.Fatalf("refresh = %q, %v", again, err)
+			}
+		})
 	}
-	if len(seen) != 3 || seen[0].ProjectID != "p1" || seen[0].UserID != "u1" {
-		t.Fatalf("hook saw %+v", seen)
-	}
-	if _, _, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "x", Mode: "bogus"}); err == nil || len(seen) != 3 {
-		t.Fatalf("unknown mode reached the hook or passed: %v", err)
-	}
-	_, _, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "broken"})
-	if err == nil || !strings.Contains(err.Error(), "gns3 unreachable") || !strings.Contains(err.Error(), "project broken") {
-		t.Fatalf("hook error: %v", err)
+	if !slices.Contains(lab.projects, "p1") {
+		t.Fatalf("project tools asked for %v", lab.projects)
 	}
 }
 
-func TestGNS3CopilotHookWithoutTools(t *testing.T) {
-	hook := func(context.Context, agent.TurnInfo, string) (string, []agent.Skill, error) {
-		return "## GNS3 project topology\n{}", nil, nil
+func TestToolAllowedTable(t *testing.T) {
+	tests := []struct {
+		tool               string
+		teaching, automate bool
+	}{
+		{gns3tools.ToolTopologyReader, true, true},
+		{gns3tools.ToolGetTemplates, true, true},
+		{gns3tools.ToolCreateNode, true, true},
+		{gns3tools.ToolCreateLink, true, true},
+		{gns3tools.ToolStartNode, true, true},
+		{gns3tools.ToolUpdateNodeName, true, true},
+		{gns3tools.ToolListProjects, true, true},
+		{ToolDeviceCommands, true, true},
+		{gns3tools.ToolStopNode, false, true},
+		{gns3tools.ToolSuspendNode, false, true},
+		{gns3tools.ToolDeleteNode, false, true},
+		{gns3tools.ToolDeleteLink, false, true},
+		{ToolDeviceConfigCommands, false, true},
+		{ToolVPCSCommands, false, true},
+		{"invented_tool", false, false},
 	}
-	a, _ := DefaultRegistry(Deps{GNS3: hook}).Get(GNS3Copilot)
-	extra, skills, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", Mode: ModeLabAutomationAssistant})
-	if err != nil || len(skills) != 0 {
-		t.Fatalf("skills %v, err %v", skills, err)
+	for _, tc := range tests {
+		if got := ToolAllowed(ModeTeachingAssistant, tc.tool); got != tc.teaching {
+			t.Errorf("teaching %s = %v", tc.tool, got)
+		}
+		if got := ToolAllowed(ModeLabAutomationAssistant, tc.tool); got != tc.automate {
+			t.Errorf("automation %s = %v", tc.tool, got)
+		}
+		if ToolAllowed("", tc.tool) || ToolAllowed("root", tc.tool) {
+			t.Errorf("%s allowed in no mode", tc.tool)
+		}
 	}
-	notools := strings.Index(extra, "You have no GNS3 tools in this turn")
-	topo := strings.Index(extra, "## GNS3 project topology")
-	if !strings.HasPrefix(extra, "Mode: "+ModeLabAutomationAssistant) || notools < 0 || topo < notools || strings.Contains(extra, "not available on this server") {
-		t.Fatalf("extra = %q", extra)
+}
+
+// TestSessionFilterModes: the sessions routes (which must not link the
+// agents) accept exactly the copilot's modes.
+func TestSessionFilterModes(t *testing.T) {
+	if got := sessions.CopilotModes(); !slices.Equal(got, Modes()) {
+		t.Fatalf("sessions.CopilotModes() = %v, agents.Modes() = %v", got, Modes())
 	}
 }

@@ -119,11 +119,14 @@ func (req *Request) validate() (*validated, error) {
 	if req.Mode != "" && req.Mode != "text" {
 		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'mode' must be \"text\"")
 	}
-	mode, err := agents.ParseMode(req.CopilotMode)
-	if err != nil {
-		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'copilot_mode' must be one of: %s", strings.Join(agents.Modes(), ", "))
+	if req.CopilotMode != "" {
+		// Empty: the session's recorded mode, else the default, applies.
+		mode, err := agents.ParseMode(req.CopilotMode)
+		if err != nil {
+			return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'copilot_mode' must be one of: %s", strings.Join(agents.Modes(), ", "))
+		}
+		v.mode = mode
 	}
-	v.mode = mode
 	return v, nil
 }
 

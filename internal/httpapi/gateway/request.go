@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/agents"
 	"agentchat/internal/httpapi"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -52,6 +53,8 @@ const (
 //     made to call the agent can answer. Anything else, or a function the
 //     run does not offer, is a 400 about tool_choice.
 //   - n other than 1 is refused.
+//   - copilot_mode (an extension): the gns3-copilot's mode for this
+//     request, teaching_assistant (the default) or lab_automation_assistant.
 type ChatCompletionRequest struct {
 	Model               string          `json:"model"`
 	AgentID             string          `json:"agent_id"`
@@ -65,6 +68,7 @@ type ChatCompletionRequest struct {
 	Tools               []ToolSpec      `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
 	N                   *int64          `json:"n"`
+	CopilotMode         string          `json:"copilot_mode"`
 }
 
 // StreamOptions are the stream_options of a completion request.
@@ -115,7 +119,8 @@ type FunctionSpec struct {
 // new user message (≤ 32 KiB); messages, in the Chat Completions format, is
 // the history before it. At least one of the two is required; with both,
 // message is appended after messages. temperature (0..2), max_tokens (≥ 1)
-// and stop are optional; other fields are ignored.
+// and stop are optional, and copilot_mode as for completions; other fields
+// are ignored.
 type ChatRequest struct {
 	AgentID     string          `json:"agent_id"`
 	Model       string          `json:"model"`
@@ -124,6 +129,7 @@ type ChatRequest struct {
 	Temperature *float64        `json:"temperature"`
 	MaxTokens   *int64          `json:"max_tokens"`
 	Stop        json.RawMessage `json:"stop"`
+	CopilotMode string          `json:"copilot_mode"`
 }
 
 // runRequest is a validated request of any chat route.
@@ -178,7 +184,23 @@ func (c *ChatCompletionRequest) validate() (*runRequest, error) {
 	if rr.req.ToolChoice, err = toolChoice(c.ToolChoice); err != nil {
 		return nil, err
 	}
+	if rr.req.Mode, err = copilotMode(c.CopilotMode); err != nil {
+		return nil, err
+	}
 	return rr, nil
+}
+
+// copilotMode validates the copilot_mode extension; empty stays empty (the
+// agent's default applies).
+func copilotMode(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	m, err := agents.ParseMode(s)
+	if err != nil {
+		return "", invalid("copilot_mode", "'copilot_mode' must be one of: %s.", strings.Join(agents.Modes(), ", "))
+	}
+	return m, nil
 }
 
 // validate checks a /v1/chat request and converts it.
@@ -211,6 +233,9 @@ func (c *ChatRequest) validate() (*runRequest, error) {
 		}
 	}
 	if rr.req.Stop, err = stopList(c.Stop); err != nil {
+		return nil, err
+	}
+	if rr.req.Mode, err = copilotMode(c.CopilotMode); err != nil {
 		return nil, err
 	}
 	return rr, nil

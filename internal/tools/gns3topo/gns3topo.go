@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"agentchat/internal/agent"
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
 )
@@ -71,13 +70,6 @@ func New(o Options) *Provider {
 		o.Timeout = DefaultTimeout
 	}
 	return &Provider{client: o.Client, log: o.Logger, timeout: o.Timeout, limits: o.Limits.withDefaults()}
-}
-
-// Hook prepares a gns3-copilot turn: it returns the topology section (or
-// why it is unavailable) and no skills. It never fails, so that a GNS3
-// outage never fails a turn. Its signature is agents.GNS3Hook's.
-func (p *Provider) Hook(ctx context.Context, t agent.TurnInfo, _ string) (string, []agent.Skill, error) {
-	return p.Prompt(ctx, t.ProjectID), nil, nil
 }
 
 // Prompt returns the topology section of projectID's system prompt: a

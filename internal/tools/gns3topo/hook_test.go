@@ -66,7 +66,7 @@ func newEnv(t *testing.T, gns3URL string, timeout time.Duration) *env {
 	p := gns3topo.New(gns3topo.Options{Client: gc, Logger: log, Timeout: timeout})
 	rt := agent.NewRuntime(agent.Options{
 		Store:  st,
-		Agents: agents.DefaultRegistry(agents.Deps{GNS3: p.Hook}),
+		Agents: agents.DefaultRegistry(agents.Deps{GNS3Topology: p.Prompt}),
 		LLM:    llm.NewStaticResolver(lc),
 		Logger: log,
 	})
@@ -161,7 +161,7 @@ func TestTurnGetsTopology(t *testing.T) {
 		t.Fatalf("%d copilot LLM calls", len(prompts))
 	}
 	sys := prompts[1]
-	for _, want := range []string{"Mode: teaching_assistant", "You have no GNS3 tools in this turn", gns3topo.Heading,
+	for _, want := range []string{"Mode: teaching_assistant", "GNS3 tools are not available", gns3topo.Heading,
 		`"name":"PC1"`, `"name":"Switch1"`, `"node_name":"R1"`, `"port_name":"Gi0/0"`, `"status":"started"`, `"console":5001`} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q", want)
@@ -316,9 +316,8 @@ func TestNoProjectNoCall(t *testing.T) {
 func TestPromptWithoutClient(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	p := gns3topo.New(gns3topo.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	extra, skills, err := p.Hook(userCtx(userToken), agent.TurnInfo{ProjectID: uuid.NewString()}, agents.DefaultMode)
-	if err != nil || skills != nil || !strings.Contains(extra, "unavailable for this turn: GNS3 is not configured on this server") {
-		t.Fatalf("hook = %q, %v, %v", extra, skills, err)
+	if extra := p.Prompt(userCtx(userToken), uuid.NewString()); !strings.Contains(extra, "unavailable for this turn: GNS3 is not configured on this server") {
+		t.Fatalf("prompt = %q", extra)
 	}
 	if _, err := p.Fetch(context.Background(), uuid.NewString()); err == nil {
 		t.Fatal("Fetch without a client succeeded")

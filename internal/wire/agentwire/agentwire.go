@@ -15,6 +15,7 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
+	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
 	"agentchat/internal/tools/seerr"
 )
@@ -46,17 +47,19 @@ func Resolver(cfg *config.Config, log *slog.Logger) (llm.Resolver, error) {
 
 // Registry returns the default agents with their configured tools. gc is
 // the GNS3 controller client (wire.Base.GNS3), nil without GNS3_URL: the
-// gns3-copilot then runs without the project topology.
+// gns3-copilot's prompt then says so and its lab tools answer "GNS3 is not
+// configured".
 func Registry(cfg *config.Config, gc *gns3.Client, log *slog.Logger) (*agent.Registry, error) {
 	sc, err := seerr.New(seerr.Config{BaseURL: cfg.SeerrURL, APIKey: cfg.SeerrAPIKey, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("seerr client: %w", err)
 	}
-	deps := agents.Deps{Seerr: sc}
-	if gc != nil {
-		deps.GNS3 = gns3topo.New(gns3topo.Options{Client: gc, Logger: log}).Hook
-	}
-	return agents.DefaultRegistry(deps), nil
+	topo := gns3topo.New(gns3topo.Options{Client: gc, Logger: log})
+	return agents.DefaultRegistry(agents.Deps{
+		Seerr:        sc,
+		GNS3Topology: topo.Prompt,
+		GNS3Tools:    gns3tools.New(gns3tools.Options{Client: gc, Topology: topo, Logger: log}),
+	}), nil
 }
 
 // New builds the resolver, the registry and the runtime over st; gc is the

@@ -33,7 +33,7 @@ func TestRegistryGNS3Topology(t *testing.T) {
 		requests int
 	}{
 		{"configured", gc, `"name":"Switch1"`, 2},
-		{"without GNS3_URL", nil, "GNS3 tools are not available on this server", 0},
+		{"without GNS3_URL", nil, "GNS3 is not configured on this server", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,9 +46,21 @@ func TestRegistryGNS3Topology(t *testing.T) {
 			if !ok {
 				t.Fatal("no gns3-copilot")
 			}
-			extra, _, err := a.Prepare(ctx, agent.TurnInfo{ProjectID: pid, UserID: "u1"})
+			p, err := a.Prepare(ctx, agent.TurnInfo{ProjectID: pid, UserID: "u1"})
+			extra := p.Prompt
 			if err != nil || !strings.Contains(extra, tt.want) || strings.Contains(extra, token) {
 				t.Fatalf("extra = %q, err %v", extra, err)
+			}
+			// The lab tools are there either way; without GNS3_URL they say
+			// GNS3 is not configured.
+			tools := agent.Tools(p.Skills)
+			if len(tools) == 0 {
+				t.Fatal("no lab tools")
+			}
+			if tt.gc == nil {
+				if _, err := tools[0].Execute(ctx, []byte("{}")); err == nil || err.Error() != "GNS3 is not configured" {
+					t.Fatalf("%s without GNS3_URL: %v", tools[0].Name, err)
+				}
 			}
 			if tt.gc != nil && !strings.Contains(extra, gns3topo.Heading) {
 				t.Errorf("no topology section: %q", extra)

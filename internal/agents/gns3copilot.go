@@ -1,0 +1,163 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"agentchat/internal/agent"
+	"agentchat/internal/agents/catalog"
+	"agentchat/internal/tools/gns3tools"
+)
+
+// Modes of the gns3-copilot (copilot_mode).
+const (
+	ModeTeachingAssistant      = "teaching_assistant"
+	ModeLabAutomationAssistant = "lab_automation_assistant"
+	// DefaultMode applies when neither the request nor the session names a
+	// mode.
+	DefaultMode = ModeTeachingAssistant
+)
+
+// Device console tools of the mode table (DESIGN.md "Device console
+// tools"): refused outside their modes even before a server offers them.
+const (
+	ToolDeviceCommands       = "execute_multiple_device_commands"
+	ToolDeviceConfigCommands = "execute_multiple_device_config_commands"
+	ToolVPCSCommands         = "execute_vpcs_commands"
+)
+
+// Modes returns the gns3-copilot modes, the default first.
+func Modes() []string { return []string{ModeTeachingAssistant, ModeLabAutomationAssistant} }
+
+// ParseMode validates a copilot_mode: empty means DefaultMode; case and
+// surrounding spaces are ignored.
+func ParseMode(s string) (string, error) {
+	m := strings.ToLower(strings.TrimSpace(s))
+	switch m {
+	case "":
+		return DefaultMode, nil
+	case ModeTeachingAssistant, ModeLabAutomationAssistant:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown copilot_mode %q (want %s)", s, strings.Join(Modes(), " or "))
+}
+
+// ToolAllowed reports whether the gns3-copilot may run tool in mode (the
+// table of DESIGN.md "gns3-copilot modes"). A tool outside the table is
+// allowed in no mode.
+func ToolAllowed(mode, tool string) bool {
+	switch tool {
+	case gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolListProjects,
+		gns3tools.ToolCreateNode, gns3tools.ToolCreateLink, gns3tools.ToolStartNode, gns3tools.ToolUpdateNodeName,
+		ToolDeviceCommands:
+		return mode == ModeTeachingAssistant || mode == ModeLabAutomationAssistant
+	case gns3tools.ToolStopNode, gns3tools.ToolSuspendNode, gns3tools.ToolDeleteNode, gns3tools.ToolDeleteLink,
+		ToolDeviceConfigCommands, ToolVPCSCommands:
+		return mode == ModeLabAutomationAssistant
+	}
+	return false
+}
+
+// modeOfTool is the mode that allows tool, empty when none does.
+func modeOfTool(tool string) string {
+	for _, m := range Modes() {
+		if ToolAllowed(m, tool) {
+			return m
+		}
+	}
+	return ""
+}
+
+const gns3Prompt = `You are the GNS3 Copilot, an assistant for network engineers and students working in GNS3 labs: routers, switches, firewalls, VPCS hosts and the links between them. You help them design topologies, build them, configure devices, understand protocols (addressing, VLANs, STP, OSPF, EIGRP, BGP, NAT, ACLs, ...) and troubleshoot.
+
+How you work:
+- Answer in the language the user writes in.
+- Ground every statement about the lab in the project topology JSON and in tool results; never invent nodes, links, ports, ids or states. Use the node names, node_ids, port names and link_ids exactly as the topology lists them rather than guessing; if something is not there, say so.
+- Look before you change, and verify after: read the topology (or run show commands) first, act, then check the result.
+- Tools answer JSON with success, total, successful, failed and one result per item. Report plainly what succeeded and what failed, with the error as given; never claim an action that a tool did not report as successful.
+- Safety first: never run a destructive or disruptive action (deleting or stopping nodes, deleting links, erasing or overwriting configurations, reloading devices, rewiring a running lab) unless the user explicitly asked for it. Never configure AAA, users or passwords, and never reload, erase or format a device, unless the user asks for that by name. When a request is ambiguous, ask before acting and say what you are about to change.
+- Never ask for, repeat or reveal credentials, tokens or keys.
+- Put device commands and configuration in code blocks, one command per line.`
+
+const teachingPrompt = `Mode: teaching_assistant. You are a teacher beside the student's lab.
+- Explain how rather than doing it for them: for a problem, give the diagnosis, the root cause, the solution and how to verify it, and the reasoning behind each step.
+- You may read the topology and the node templates, add nodes and links, start and rename nodes, and run show commands on devices to look at their state.
+- You never change device configuration in this mode, and you do not stop, suspend or delete nodes or links: give the student the exact commands to type instead, and mention that the lab_automation_assistant mode can do it for them.
+- Prefer short answers that end with what the student should try next.`
+
+const automationPrompt = `Mode: lab_automation_assistant. You build and operate the lab for the user.
+- Plan, act, report: say briefly what you will do, use the tools to do it (several items in one call where the tool allows), then report what changed, item by item, and how you verified it.
+- You may read the topology and templates, create, start, stop, suspend, rename and delete nodes, create and delete links, run show commands, push configuration commands and run VPCS commands.
+- Before a disruptive change the user did not explicitly ask for (stopping or deleting a node, deleting a link, changing a running device's configuration), ask first.
+- After creating or changing something, check it against the updated topology or with show commands.`
+
+const gatewayPrompt = `No GNS3 project is fixed in this conversation: call list_gns3_projects to see the user's projects, and pass the project_id of the chosen project to every other GNS3 tool. Read its topology with gns3_topology_reader before acting on it.`
+
+const gns3NoTools = "GNS3 tools are not available on this server: you cannot read or change the lab. Explain, guide and give the commands for the user to run."
+
+func modePrompt(mode string) string {
+	if mode == ModeLabAutomationAssistant {
+		return automationPrompt
+	}
+	return teachingPrompt
+}
+
+// refusal is the tool message of a call that the mode does not allow.
+func refusal(mode, tool string) string {
+	if other := modeOfTool(tool); other != "" && other != mode {
+		return fmt.Sprintf("Error: tool %s is not allowed in %s mode; nothing was done. It needs the %s mode: give the user the steps or commands to do it themselves, or suggest switching to %s mode.", tool, mode, other, other)
+	}
+	return fmt.Sprintf("Error: tool %q is not allowed in %s mode; nothing was done. Use only the tools you are offered.", tool, mode)
+}
+
+// NewGNS3Copilot returns the GNS3 network-lab copilot. Each turn it runs in
+// the mode the runtime resolved (ParseMode; the default when empty): the
+// system prompt of that mode, the project topology from topology (none
+// when nil), and the tools of tools allowed in that mode; any other tool
+// the model calls is refused. After a step that changed the lab, the
+// topology is fetched again for the next LLM call. On the stateless
+// gateway (no project) the tools take a project_id. Without tools the
+// model is told it cannot act on the lab.
+func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string, tools LabTools) *agent.Agent {
+	return &agent.Agent{
+		ID:           GNS3Copilot,
+		Description:  catalog.GNS3CopilotDescription,
+		SystemPrompt: gns3Prompt,
+		Modes:        Modes(),
+		Prepare: func(ctx context.Context, t agent.TurnInfo) (agent.Preparation, error) {
+			mode, err := ParseMode(t.Mode)
+			if err != nil {
+				return agent.Preparation{}, err
+			}
+			base := modePrompt(mode)
+			p := agent.Preparation{Refuse: func(name string) string { return refusal(mode, name) }}
+			if tools == nil {
+				base += "\n\n" + gns3NoTools
+			} else {
+				all := tools.Gateway()
+				if t.ProjectID != "" {
+					all = tools.Project(t.ProjectID)
+				}
+				offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
+				p.Skills = []agent.Skill{{Name: "gns3-" + mode, Tools: offered}}
+			}
+			switch {
+			case t.ProjectID == "" && tools != nil:
+				p.Prompt = base + "\n\n" + gatewayPrompt
+			case topology == nil:
+				p.Prompt = base
+			default:
+				projectID := t.ProjectID
+				p.Prompt = base + "\n\n" + topology(ctx, projectID)
+				if projectID != "" {
+					p.Refresh = func(ctx context.Context) (string, error) {
+						return base + "\n\n" + topology(ctx, projectID), nil
+					}
+				}
+			}
+			return p, nil
+		},
+	}
+}

@@ -1,0 +1,46 @@
+package gns3tools
+
+import (
+	"context"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// deleteLinkArgs are the arguments of delete_gns3_link.
+type deleteLinkArgs struct {
+	Links []string `json:"links" jsonschema:"The link_id of each link to delete (1 to 50), as listed in the topology."`
+}
+
+// deletedLink is the result of deleting one link.
+type deletedLink struct {
+	LinkID string `json:"link_id"`
+	outcome
+}
+
+func deleteLinkSpec() *spec {
+	sp := define(ToolDeleteLink,
+		"Delete links of the GNS3 project by link_id (1 to 50 per call); the ports they used become free.",
+		func(s *jsonschema.Schema) {
+			p := setItems(s, "links", 1, maxLinks)
+			p.UniqueItems = true
+			p.Items.Pattern = uuidPattern
+		}, deleteLinks)
+	sp.sideEffects = true
+	return sp
+}
+
+func deleteLinks(ctx context.Context, c *call, a deleteLinkArgs) report[deletedLink] {
+	items := make([]deletedLink, len(a.Links))
+	forEach(len(items), func(i int) {
+		items[i].LinkID = a.Links[i]
+		err := c.limit(ctx, func() error {
+			return c.client.DeleteLink(ctx, c.token, c.projectID, a.Links[i])
+		})
+		if err != nil {
+			items[i].failErr(err)
+			return
+		}
+		items[i].succeed()
+	})
+	return finish(items)
+}

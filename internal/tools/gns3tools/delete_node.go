@@ -1,0 +1,72 @@
+package gns3tools
+
+import (
+	"context"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"agentchat/internal/gns3"
+)
+
+// deletedNode is the result of deleting one node.
+type deletedNode struct {
+	Node   string `json:"node"`
+	NodeID string `json:"node_id,omitempty"`
+	Name   string `json:"name,omitempty"`
+	outcome
+}
+
+func deleteNodeSpec() *spec {
+	sp := define(ToolDeleteNode,
+		"Delete nodes from the GNS3 project (1 to 50 per call), with their links. This cannot be undone.",
+		func(s *jsonschema.Schema) {
+			p := setItems(s, "nodes", 1, maxNodeRefs)
+			p.UniqueItems = true
+			p.Description = "The nodes to delete, each by its name or node_id (1 to 50)."
+			p.Items.MinLength = jsonschema.Ptr(1)
+		}, deleteNodes)
+	sp.sideEffects = true
+	return sp
+}
+
+func deleteNodes(ctx context.Context, c *call, a nodeRefsArgs) report[deletedNode] {
+	items := make([]deletedNode, len(a.Nodes))
+	for i, r := range a.Nodes {
+		items[i].Node = r
+	}
+	nodes, err := c.nodes(ctx)
+	if err != nil {
+		return failAll(items, "cannot read the project's nodes: "+describe(err))
+	}
+	targets := make([]*gns3.Node, len(items))
+	seen := map[string]bool{}
+	for i, r := range a.Nodes {
+		n, err := nodes.resolve(r)
+		switch {
+		case err != nil:
+			items[i].failErr(err)
+			continue
+		case seen[n.NodeID]:
+			items[i].fail("node " + n.Name + " is named twice in this call")
+			continue
+		}
+		seen[n.NodeID] = true
+		items[i].NodeID, items[i].Name = n.NodeID, n.Name
+		targets[i] = n
+	}
+	forEach(len(items), func(i int) {
+		n := targets[i]
+		if n == nil {
+			return
+		}
+		err := c.limit(ctx, func() error {
+			return c.client.DeleteNode(ctx, c.token, c.projectID, n.NodeID)
+		})
+		if err != nil {
+			items[i].fail("cannot delete " + n.Name + ": " + describe(err))
+			return
+		}
+		items[i].succeed()
+	})
+	return finish(items)
+}

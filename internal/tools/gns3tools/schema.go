@@ -1,0 +1,212 @@
+package gns3tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// uuidPattern is the form of every GNS3 v3 id.
+const uuidPattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+
+// maxValidationText bounds the text of one argument problem.
+const maxValidationText = 300
+
+// argsSchema is a tool's argument schema: what the model is shown, and the
+// resolved form the model's arguments are validated against.
+type argsSchema struct {
+	raw      json.RawMessage
+	resolved *jsonschema.Resolved
+}
+
+// inferSchema returns the schema of the argument struct A, with the
+// optional (pointer, slice) types reduced to their plain JSON type and
+// every object given its properties, then changed by adjust (bounds,
+// enums, lengths) when not nil.
+func inferSchema[A any](adjust func(*jsonschema.Schema)) (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[A](nil)
+	if err != nil {
+		return nil, err
+	}
+	normalize(s)
+	if adjust != nil {
+		adjust(s)
+	}
+	return s, nil
+}
+
+// normalize walks s: a type ["null", T] becomes T (a null argument is
+// taken as absent, see parse), and an object without properties gets an
+// empty properties map, so that every object lists its properties.
+func normalize(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	if s.Type == "object" && s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	normalize(s.Items)
+	for _, p := range s.Properties {
+		normalize(p)
+	}
+}
+
+// withProjectID returns a copy of s with a required project_id property
+// first: the /v1 form of a project tool.
+func withProjectID(s *jsonschema.Schema) *jsonschema.Schema {
+	c := s.CloneSchemas()
+	if c.Properties == nil {
+		c.Properties = map[string]*jsonschema.Schema{}
+	}
+	c.Properties["project_id"] = &jsonschema.Schema{
+		Type:        "string",
+		Pattern:     uuidPattern,
+		Description: "Id (UUID) of the GNS3 project to act on, from list_gns3_projects.",
+	}
+	order := c.PropertyOrder
+	if len(order) == 0 {
+		order = slices.Sorted(maps.Keys(s.Properties))
+	}
+	c.PropertyOrder = append([]string{"project_id"}, order...)
+	c.Required = append([]string{"project_id"}, c.Required...)
+	return c
+}
+
+// compile resolves s for validation and renders it for the model.
+func compile(s *jsonschema.Schema) (*argsSchema, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("render schema: %w", err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("resolve schema: %w", err)
+	}
+	return &argsSchema{raw: raw, resolved: rs}, nil
+}
+
+// parse reads the model's arguments: a JSON object (empty or null means
+// {}), whose null members are dropped as absent, valid against the schema.
+func (a *argsSchema) parse(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("invalid arguments: not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("invalid arguments: the arguments must be a JSON object")
+	}
+	dropNulls(m)
+	if err := a.resolved.Validate(m); err != nil {
+		return nil, fmt.Errorf("invalid arguments: %s", validationText(err))
+	}
+	return m, nil
+}
+
+// dropNulls removes the null members of objects, at every depth.
+func dropNulls(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if e == nil {
+				delete(t, k)
+				continue
+			}
+			dropNulls(e)
+		}
+	case []any:
+		for _, e := range t {
+			dropNulls(e)
+		}
+	}
+}
+
+// bind decodes validated arguments into the argument struct dst.
+func bind(m map[string]any, dst any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("invalid arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// validationText turns a jsonschema validation error, a chain of
+// "validating <schema path>: ..." prefixes, into "<argument>: <problem>",
+// for example `nodes[].template: minLength: "" contains 0 Unicode code
+// points, fewer than 1`.
+func validationText(err error) string {
+	msg, loc := err.Error(), ""
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
+		}
+		i := strings.Index(rest, ": ")
+		if i < 0 {
+			break
+		}
+		loc, msg = rest[:i], rest[i+2:]
+	}
+	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null")
+	if len(msg) > maxValidationText { // the message quotes the value given
+		msg = strings.ToValidUTF8(msg[:maxValidationText], "") + "..."
+	}
+	if where := argumentPath(loc); where != "" {
+		return where + ": " + msg
+	}
+	return msg
+}
+
+// argumentPath turns a schema location (/properties/nodes/items/properties/x)
+// into an argument path (nodes[].x); the root is "".
+func argumentPath(loc string) string {
+	var b strings.Builder
+	parts := strings.Split(strings.TrimPrefix(loc, "/"), "/")
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case "properties":
+			if i+1 < len(parts) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(parts[i+1])
+				i++
+			}
+		case "items":
+			b.WriteString("[]")
+		}
+	}
+	return b.String()
+}
+
+// setItems bounds the number of items of the array property name of s.
+func setItems(s *jsonschema.Schema, name string, minItems, maxItems int) *jsonschema.Schema {
+	p := s.Properties[name]
+	p.MinItems, p.MaxItems = jsonschema.Ptr(minItems), jsonschema.Ptr(maxItems)
+	return p
+}
+
+// nonEmpty requires the string properties names of s to be non-empty.
+func nonEmpty(s *jsonschema.Schema, names ...string) {
+	for _, n := range names {
+		s.Properties[n].MinLength = jsonschema.Ptr(1)
+	}
+}
