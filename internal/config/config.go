@@ -102,6 +102,11 @@ type Config struct {
 	// EncryptionKey is the decoded 32-byte key of ENCRYPTION_KEY, or nil
 	// when unset (then generated into DataDir locally). Secret.
 	EncryptionKey []byte
+	// EncryptionKeysPrevious are the decoded 32-byte keys of
+	// ENCRYPTION_KEY_PREVIOUS, a comma-separated list of base64 keys that
+	// still open what they sealed before a rotation (nothing is sealed
+	// with them); nil when unset. Secret.
+	EncryptionKeysPrevious [][]byte
 
 	// Heartbeat is the idle gap before an SSE heartbeat (HEARTBEAT_SECONDS).
 	Heartbeat time.Duration
@@ -321,14 +326,24 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	}
 
 	if v := l.str("ENCRYPTION_KEY"); v != "" {
-		key, err := decodeKey(v)
-		switch {
-		case err != nil:
-			l.fail("ENCRYPTION_KEY", "is not valid base64")
-		case len(key) != EncryptionKeyLen:
-			l.fail("ENCRYPTION_KEY", "must decode to %d bytes, got %d", EncryptionKeyLen, len(key))
-		default:
+		if key, msg := checkKey(v); msg != "" {
+			l.fail("ENCRYPTION_KEY", "%s", msg)
+		} else {
 			c.EncryptionKey = key
+		}
+	}
+	if v := l.str("ENCRYPTION_KEY_PREVIOUS"); v != "" {
+		entries := strings.Split(v, ",")
+		for i, e := range entries {
+			key, msg := checkKey(strings.TrimSpace(e))
+			if msg != "" {
+				if len(entries) > 1 {
+					msg = fmt.Sprintf("key %d of %d %s", i+1, len(entries), msg)
+				}
+				l.fail("ENCRYPTION_KEY_PREVIOUS", "%s", msg)
+				continue
+			}
+			c.EncryptionKeysPrevious = append(c.EncryptionKeysPrevious, key)
 		}
 	}
 
@@ -362,6 +377,23 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 		return nil, &ValidationError{Problems: l.problems}
 	}
 	return c, nil
+}
+
+// checkKey decodes one base64 encryption key; on failure it returns the
+// problem, without the value ("is not valid base64", "must decode to 32
+// bytes, got 16", "is empty").
+func checkKey(v string) ([]byte, string) {
+	if v == "" {
+		return nil, "is empty"
+	}
+	key, err := decodeKey(v)
+	switch {
+	case err != nil:
+		return nil, "is not valid base64"
+	case len(key) != EncryptionKeyLen:
+		return nil, fmt.Sprintf("must decode to %d bytes, got %d", EncryptionKeyLen, len(key))
+	}
+	return key, ""
 }
 
 // decodeKey accepts standard or URL-safe base64, padded or not.
@@ -466,6 +498,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("seerr_url", redactURL(c.SeerrURL)),
 		slog.String("seerr_api_key", setOrUnset(c.SeerrAPIKey != "")),
 		slog.String("encryption_key", setOrUnset(len(c.EncryptionKey) > 0)),
+		slog.String("encryption_keys_previous", setOrUnset(len(c.EncryptionKeysPrevious) > 0)),
 		slog.Duration("heartbeat", c.Heartbeat),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int("max_steps", c.MaxSteps),

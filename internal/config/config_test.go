@@ -20,6 +20,14 @@ const (
 
 var goodKey = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 
+// prevKeys are two previous keys, as ENCRYPTION_KEY_PREVIOUS (with spaces
+// around the comma) and decoded.
+var (
+	prevKeysEnv = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{8}, 32)) + " , " +
+		base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{0xfe}, 32))
+	prevKeys = [][]byte{bytes.Repeat([]byte{8}, 32), bytes.Repeat([]byte{0xfe}, 32)}
+)
+
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
@@ -69,7 +77,7 @@ func TestLoadDefaults(t *testing.T) {
 				"OPENAI_API_KEY": openAIKey, "OPENAI_BASE_URL": "http://localhost:11434/v1/", "OPENAI_MODEL": "llama3",
 				"JWT_SECRET": goodSecret, "ADMIN_TOKEN": adminTok, "GNS3_URL": "https://gns3.example.com:3080",
 				"SEERR_URL": "http://seerr:5055", "SEERR_API_KEY": seerrKey, "ENCRYPTION_KEY": goodKey,
-				"HEARTBEAT_SECONDS": "5", "LOG_LEVEL": "debug", "MAX_STEPS": "7",
+				"ENCRYPTION_KEY_PREVIOUS": prevKeysEnv, "HEARTBEAT_SECONDS": "5", "LOG_LEVEL": "debug", "MAX_STEPS": "7",
 				"TOOL_TIMEOUT_SECONDS": "30", "TURN_TIMEOUT_SECONDS": "900", "LLM_TIMEOUT_SECONDS": "45",
 			},
 			want: Config{
@@ -78,7 +86,7 @@ func TestLoadDefaults(t *testing.T) {
 				OpenAIAPIKey: openAIKey, OpenAIBaseURL: "http://localhost:11434/v1", OpenAIModel: "llama3",
 				JWTSecret: []byte(goodSecret), AdminToken: adminTok, GNS3URL: "https://gns3.example.com:3080",
 				SeerrURL: "http://seerr:5055", SeerrAPIKey: seerrKey, EncryptionKey: bytes.Repeat([]byte{7}, 32),
-				Heartbeat: 5 * time.Second, LogLevel: slog.LevelDebug, MaxSteps: 7,
+				EncryptionKeysPrevious: prevKeys, Heartbeat: 5 * time.Second, LogLevel: slog.LevelDebug, MaxSteps: 7,
 				ToolTimeout: 30 * time.Second, TurnTimeout: 900 * time.Second, LLMTimeout: 45 * time.Second,
 			},
 		},
@@ -120,10 +128,10 @@ func TestLoadDefaults(t *testing.T) {
 
 // dump renders every field, secrets included, for test comparisons only.
 func dump(c Config) string {
-	return fmt.Sprintf("%q %q %q %q %q %q %q %q %q %q %q %q %q %q %x %v %v %d %v %v %v",
+	return fmt.Sprintf("%q %q %q %q %q %q %q %q %q %q %q %q %q %q %x %x %v %v %d %v %v %v",
 		c.Addr, c.DataDir, c.Store, c.TableName, c.DynamoDBEndpoint, c.AWSRegion,
 		c.OpenAIAPIKey, c.OpenAIBaseURL, c.OpenAIModel, string(c.JWTSecret), c.AdminToken,
-		c.GNS3URL, c.SeerrURL, c.SeerrAPIKey, c.EncryptionKey, c.Heartbeat, c.LogLevel,
+		c.GNS3URL, c.SeerrURL, c.SeerrAPIKey, c.EncryptionKey, c.EncryptionKeysPrevious, c.Heartbeat, c.LogLevel,
 		c.MaxSteps, c.ToolTimeout, c.TurnTimeout, c.LLMTimeout)
 }
 
@@ -163,6 +171,19 @@ func TestLoadProblems(t *testing.T) {
 			[]Problem{{"ENCRYPTION_KEY", "not valid base64"}}},
 		{"encryption key 16 bytes", map[string]string{"ENCRYPTION_KEY": base64.StdEncoding.EncodeToString(make([]byte, 16))},
 			[]Problem{{"ENCRYPTION_KEY", "32 bytes, got 16"}}},
+		{"previous key not base64", map[string]string{"ENCRYPTION_KEY_PREVIOUS": "not base64 SECRETVALUE!"},
+			[]Problem{{"ENCRYPTION_KEY_PREVIOUS", "is not valid base64"}}},
+		{"previous key 16 bytes", map[string]string{"ENCRYPTION_KEY_PREVIOUS": base64.StdEncoding.EncodeToString(make([]byte, 16))},
+			[]Problem{{"ENCRYPTION_KEY_PREVIOUS", "must decode to 32 bytes, got 16"}}},
+		{"previous keys, one per bad entry", map[string]string{"ENCRYPTION_KEY_PREVIOUS": goodKey + ",SECRETVALUE!," + goodKey + ", ," +
+			base64.StdEncoding.EncodeToString(make([]byte, 31))},
+			[]Problem{
+				{"ENCRYPTION_KEY_PREVIOUS", "key 2 of 5 is not valid base64"},
+				{"ENCRYPTION_KEY_PREVIOUS", "key 4 of 5 is empty"},
+				{"ENCRYPTION_KEY_PREVIOUS", "key 5 of 5 must decode to 32 bytes, got 31"},
+			}},
+		{"previous keys, trailing comma", map[string]string{"ENCRYPTION_KEY_PREVIOUS": goodKey + ","},
+			[]Problem{{"ENCRYPTION_KEY_PREVIOUS", "key 2 of 2 is empty"}}},
 		{"heartbeat not a number", map[string]string{"HEARTBEAT_SECONDS": "fast"},
 			[]Problem{{"HEARTBEAT_SECONDS", `"fast" is not a whole number`}}},
 		{"heartbeat fractional", map[string]string{"HEARTBEAT_SECONDS": "1.5"},
@@ -279,7 +300,7 @@ func TestNoSecretsInOutput(t *testing.T) {
 	cfg, err := Load(env(map[string]string{
 		"JWT_SECRET": goodSecret, "OPENAI_API_KEY": openAIKey, "SEERR_URL": "http://seerr",
 		"SEERR_API_KEY": seerrKey, "ADMIN_TOKEN": adminTok, "ENCRYPTION_KEY": goodKey,
-		"GNS3_URL": "http://admin:hunter2-SECRETVALUE@gns3:3080",
+		"ENCRYPTION_KEY_PREVIOUS": prevKeysEnv, "GNS3_URL": "http://admin:hunter2-SECRETVALUE@gns3:3080",
 	}), LocalDefaults())
 	if err != nil {
 		t.Fatal(err)
@@ -292,14 +313,16 @@ func TestNoSecretsInOutput(t *testing.T) {
 		"%#v": fmt.Sprintf("%#v", cfg), "%#v value": fmt.Sprintf("%#v", *cfg), "slog": logged.String(),
 	}
 	secrets := []string{goodSecret, openAIKey, seerrKey, adminTok, goodKey, "hunter2", "SECRETVALUE",
-		fmt.Sprint([]byte(goodSecret)), fmt.Sprint(cfg.EncryptionKey)}
+		fmt.Sprint([]byte(goodSecret)), fmt.Sprint(cfg.EncryptionKey),
+		strings.TrimSpace(strings.Split(prevKeysEnv, ",")[0]), strings.TrimSpace(strings.Split(prevKeysEnv, ",")[1]),
+		fmt.Sprint(prevKeys[0]), fmt.Sprint(prevKeys), fmt.Sprintf("%x", prevKeys[1])}
 	for name, out := range outputs {
 		for _, s := range secrets {
 			if strings.Contains(out, s) {
 				t.Errorf("%s leaks %q: %s", name, s, out)
 			}
 		}
-		for _, want := range []string{"jwt_secret", "[set]", "gns3:3080", "store"} {
+		for _, want := range []string{"jwt_secret", "[set]", "gns3:3080", "store", "encryption_keys_previous"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s lacks %q: %s", name, want, out)
 			}

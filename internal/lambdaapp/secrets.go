@@ -18,8 +18,10 @@ const ParamSuffix = "_PARAM"
 
 // SecretVars are the variables that may be given as the name of an SSM
 // Parameter Store SecureString parameter (VAR_PARAM) instead of a value.
+// ENCRYPTION_KEY_PREVIOUS (the comma-separated keys of a rotation) is one
+// parameter holding the whole list.
 func SecretVars() []string {
-	return []string{"JWT_SECRET", "ENCRYPTION_KEY", "OPENAI_API_KEY", "ADMIN_TOKEN", "SEERR_API_KEY"}
+	return []string{"JWT_SECRET", "ENCRYPTION_KEY", "ENCRYPTION_KEY_PREVIOUS", "OPENAI_API_KEY", "ADMIN_TOKEN", "SEERR_API_KEY"}
 }
 
 // ParameterStore reads SSM parameters (*ssm.Client satisfies it).

@@ -1,11 +1,15 @@
 package lambdaapp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"agentchat/internal/config"
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/lambdaapp/lambdatest"
 )
@@ -95,5 +99,60 @@ func TestResolveSecretsClientError(t *testing.T) {
 		func(context.Context) (lambdaapp.ParameterStore, error) { return nil, errors.New("no region") })
 	if err == nil || !strings.Contains(err.Error(), "no region") {
 		t.Fatalf("error %v, want the client's", err)
+	}
+}
+
+// The keys of an encryption key rotation come from SSM like the current
+// key, in the same single call, and reach config.Load as the list it parses.
+func TestResolveSecretsEncryptionKeys(t *testing.T) {
+	current := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))
+	prev1 := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
+	prev2 := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32))
+	fake := lambdatest.NewSSM(t, map[string]string{
+		"/agentchat/test/encryption-key":          current,
+		"/agentchat/test/encryption-key-previous": prev1 + "," + prev2,
+	})
+	if !slices.Contains(lambdaapp.SecretVars(), "ENCRYPTION_KEY_PREVIOUS") {
+		t.Fatalf("SecretVars() = %v lacks ENCRYPTION_KEY_PREVIOUS", lambdaapp.SecretVars())
+	}
+	env := map[string]string{
+		"ENCRYPTION_KEY_PARAM":          "/agentchat/test/encryption-key",
+		"ENCRYPTION_KEY_PREVIOUS_PARAM": "/agentchat/test/encryption-key-previous",
+	}
+	getenv, err := lambdaapp.ResolveSecrets(context.Background(), mapEnv(env), func(context.Context) (lambdaapp.ParameterStore, error) {
+		return fake.Client(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fake.Calls()); n != 1 {
+		t.Errorf("%d GetParameters calls, want 1", n)
+	}
+	cfg, err := config.Load(getenv, config.LambdaDefaults())
+	if err == nil {
+		t.Fatalf("Load without TABLE_NAME succeeded: %v", cfg)
+	}
+	env["TABLE_NAME"] = "agentchat-test"
+	cfg, err = config.Load(getenv, config.LambdaDefaults())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if !bytes.Equal(cfg.EncryptionKey, bytes.Repeat([]byte{1}, 32)) {
+		t.Errorf("EncryptionKey = %x", cfg.EncryptionKey)
+	}
+	want := [][]byte{bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)}
+	if !slices.EqualFunc(cfg.EncryptionKeysPrevious, want, bytes.Equal) {
+		t.Errorf("EncryptionKeysPrevious = %x, want %x", cfg.EncryptionKeysPrevious, want)
+	}
+
+	env["ENCRYPTION_KEY_PREVIOUS"] = prev1
+	_, err = lambdaapp.ResolveSecrets(context.Background(), mapEnv(env), func(context.Context) (lambdaapp.ParameterStore, error) {
+		return fake.Client(), nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "ENCRYPTION_KEY_PREVIOUS and ENCRYPTION_KEY_PREVIOUS_PARAM are both set") {
+		t.Fatalf("error %v, want both set", err)
+	}
+	if strings.Contains(err.Error(), prev1) {
+		t.Fatalf("error %q shows a key", err)
 	}
 }

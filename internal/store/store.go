@@ -1,6 +1,7 @@
 // Package store defines the persistence contract of agentchat: chat sessions
 // owned by a (project, user), their append-only messages, the per-session
-// turn lease and abort flag, and API keys. Implementations live in
+// turn lease and abort flag, API keys, and the LLM model configurations of
+// users and groups. Implementations live in
 // subpackages (sqlite, dynamo) and must all pass the conformance suite in
 // store/storetest.
 package store
@@ -277,6 +278,7 @@ type Store interface {
 	Messages
 	Leases
 	APIKeys
+	LLMConfigs
 	// Close releases the store's resources.
 	Close() error
 }

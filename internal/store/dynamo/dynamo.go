@@ -12,6 +12,8 @@
 //	message part   PK=P#{project}#T#{thread}  SK=MSG#{seq:010d}#P{n:04d}   (large messages only)
 //	API key        PK=U#{user}                SK=APIKEY#{id}
 //	API key lookup PK=KEYHASH#{hash}          SK=KEY                       (a copy of the key)
+//	LLM config     PK=U#{user} or G#{group}   SK=LLMCFG#{config_id}
+//	default LLM    PK=U#{user} or G#{group}   SK=LLMCFG_DEFAULT            (config_id and incarnation of the default)
 //
 // Key components are escaped ('%' → "%25", '#' → "%23") so that no id can
 // forge another's key; timestamps in keys are fixed-width UTC
@@ -33,6 +35,13 @@
 // item is written first and the lookup item revoked first, so that a
 // half-done create leaves a listed key that does not authenticate, and a
 // half-done revoke a key that no longer authenticates.
+//
+// An LLM configuration item holds its Config as JSON text (so numbers and
+// extra keys round-trip exactly as encoding/json writes and reads them)
+// and a version that every update increments under a condition on the
+// expected version. The owner's default is a single pointer item, written
+// with one PutItem, so there is at most one default per owner without
+// transactions; see llmconfigs.go.
 package dynamo
 
 import (

@@ -90,6 +90,36 @@ ALTER TABLE sessions ADD COLUMN copilot_mode TEXT GENERATED ALWAYS AS (
 CREATE INDEX sessions_by_user_mode ON sessions (project_id, user_id, copilot_mode, pinned, updated_at, thread_id)
 	WHERE copilot_mode IS NOT NULL;
 `,
+	// 4: LLM model configurations of users (owner_kind 'U') and groups
+	// ('G'), and each owner's default: one row per owner, so at most one
+	// default by construction. config is the JSON object without the API
+	// key, which is only stored sealed (api_key_cipher).
+	`
+CREATE TABLE llm_configs (
+	owner_kind     TEXT    NOT NULL CHECK (owner_kind IN ('U', 'G')),
+	owner_id       TEXT    NOT NULL,
+	config_id      TEXT    NOT NULL,
+	name           TEXT    NOT NULL,
+	model_type     TEXT    NOT NULL,
+	config         TEXT    NOT NULL,
+	api_key_cipher TEXT    NOT NULL DEFAULT '',
+	api_key_hint   TEXT    NOT NULL DEFAULT '',
+	version        INTEGER NOT NULL,
+	created_at     TEXT    NOT NULL,
+	updated_at     TEXT    NOT NULL,
+	PRIMARY KEY (owner_kind, owner_id, config_id)
+) WITHOUT ROWID;
+
+CREATE INDEX llm_configs_by_owner ON llm_configs (owner_kind, owner_id, created_at, config_id);
+
+CREATE TABLE llm_config_defaults (
+	owner_kind TEXT NOT NULL,
+	owner_id   TEXT NOT NULL,
+	config_id  TEXT NOT NULL,
+	PRIMARY KEY (owner_kind, owner_id),
+	FOREIGN KEY (owner_kind, owner_id, config_id) REFERENCES llm_configs (owner_kind, owner_id, config_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -108,6 +108,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"APIKeys", testAPIKeys},
 		{"TouchAPIKey", testTouchAPIKey},
 	}
+	tests = append(tests, llmTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))

@@ -1,0 +1,180 @@
+package dynamo
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/uuid"
+
+	"agentchat/internal/store"
+)
+
+// skOf returns the sort key of a PutItem or DeleteItem input ("" for other
+// operations).
+func skOf(in any) string {
+	switch in := in.(type) {
+	case *dynamodb.PutItemInput:
+		return getS(in.Item, attrSK)
+	case *dynamodb.DeleteItemInput:
+		return getS(in.Key, attrSK)
+	}
+	return ""
+}
+
+func TestLLMConfigItems(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	tests := []struct {
+		name   string
+		owner  store.Owner
+		id     string
+		pk, sk string
+	}{
+		{"user", store.UserOwner("alice"), "cfg-1", "U#alice", "LLMCFG#cfg-1"},
+		{"group", store.GroupOwner("admins"), "cfg-1", "G#admins", "LLMCFG#cfg-1"},
+		{"escaped", store.UserOwner("a#b"), "x#LLMCFG_DEFAULT%", "U#a%23b", "LLMCFG#x%23LLMCFG_DEFAULT%25"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &store.LLMConfig{ID: tc.id, Owner: tc.owner, Name: "n", ModelType: "text", IsDefault: true,
+				Config: map[string]any{"temperature": 0.5, "extra": map[string]any{"k": "v"}}, APIKeyCipher: "v1.x.y", APIKeyHint: "…yz"}
+			if err := s.CreateLLMConfig(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			it, err := s.getItem(ctx, tc.pk, tc.sk)
+			if err != nil || it == nil {
+				t.Fatalf("item %s %s: %v, %v", tc.pk, tc.sk, it, err)
+			}
+			var cfg map[string]any
+			if err := json.Unmarshal([]byte(getS(it, lcConfig)), &cfg); err != nil || !reflect.DeepEqual(cfg, c.Config) {
+				t.Errorf("config attribute %q, want the JSON of %v (%v)", getS(it, lcConfig), c.Config, err)
+			}
+			if v, _ := getN(it, lcVersion); v != 1 || getS(it, lcID) != tc.id || getS(it, lcIncarnation) == "" {
+				t.Errorf("item %v", it)
+			}
+			p, err := s.getItem(ctx, tc.pk, llmDefaultSK)
+			if err != nil || p == nil {
+				t.Fatalf("default pointer %s %s: %v, %v", tc.pk, llmDefaultSK, p, err)
+			}
+			if getS(p, lcID) != tc.id || getS(p, lcIncarnation) != getS(it, lcIncarnation) {
+				t.Errorf("pointer %v does not name item %v", p, it)
+			}
+		})
+	}
+	// One pointer per owner, whatever the number of defaults set.
+	owner := store.UserOwner("many")
+	for range 5 {
+		c := &store.LLMConfig{ID: uuid.NewString(), Owner: owner, IsDefault: true}
+		if err := s.CreateLLMConfig(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pointers := 0
+	for _, it := range scan(t, s) {
+		if getS(it, attrPK) == userPK("many") && getS(it, attrSK) == llmDefaultSK {
+			pointers++
+		}
+	}
+	if pointers != 1 {
+		t.Errorf("%d default pointers for one owner, want 1", pointers)
+	}
+}
+
+// A pointer that a failed (or raced) deletion left behind names a
+// configuration that is gone: it is no default, and it does not make a
+// configuration created again with the same id the default.
+func TestLLMConfigPointerLeftBehind(t *testing.T) {
+	var failPointerDelete atomic.Bool
+	s := newObservedStore(t, "", func(op string, in any) error {
+		if op == "DeleteItem" && skOf(in) == llmDefaultSK && failPointerDelete.Load() {
+			return errors.New("injected failure")
+		}
+		return nil
+	}, nil)
+	ctx := t.Context()
+	owner := store.UserOwner("alice")
+	a := &store.LLMConfig{ID: "a", Owner: owner, Name: "a", IsDefault: true}
+	b := &store.LLMConfig{ID: "b", Owner: owner, Name: "b"}
+	for _, c := range []*store.LLMConfig{a, b} {
+		if err := s.CreateLLMConfig(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failPointerDelete.Store(true)
+	if err := s.DeleteLLMConfig(ctx, owner, "a"); err != nil {
+		t.Fatalf("DeleteLLMConfig with the pointer delete failing: %v", err)
+	}
+	failPointerDelete.Store(false)
+	if p, err := s.readDefault(ctx, userPK("alice")); err != nil || p.id != "a" {
+		t.Fatalf("pointer %+v, %v: want it left behind, naming a", p, err)
+	}
+	noDefault := func(what string) {
+		t.Helper()
+		if _, err := s.DefaultLLMConfig(ctx, owner); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: DefaultLLMConfig = %v, want ErrNotFound", what, err)
+		}
+		list, err := s.ListLLMConfigs(ctx, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range list {
+			if c.IsDefault {
+				t.Errorf("%s: %s is marked default", what, c.ID)
+			}
+		}
+	}
+	noDefault("after the deletion")
+
+	again := &store.LLMConfig{ID: "a", Owner: owner, Name: "a again"}
+	if err := s.CreateLLMConfig(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetLLMConfig(ctx, owner, "a"); err != nil || got.IsDefault {
+		t.Fatalf("re-created a: %+v, %v; want it not default", got, err)
+	}
+	noDefault("after re-creating the id")
+
+	if _, err := s.SetDefaultLLMConfig(ctx, owner, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.DefaultLLMConfig(ctx, owner); err != nil || got.ID != "b" {
+		t.Fatalf("DefaultLLMConfig = %+v, %v; want b", got, err)
+	}
+}
+
+// A creation with IsDefault whose pointer write fails leaves nothing
+// behind, and the previous default stays.
+func TestLLMConfigCreateDefaultFails(t *testing.T) {
+	var failPointer atomic.Bool
+	s := newObservedStore(t, "", func(op string, in any) error {
+		if op == "PutItem" && skOf(in) == llmDefaultSK && failPointer.Load() {
+			return errors.New("injected failure")
+		}
+		return nil
+	}, nil)
+	ctx := t.Context()
+	owner := store.GroupOwner("admins")
+	first := &store.LLMConfig{ID: "first", Owner: owner, IsDefault: true}
+	if err := s.CreateLLMConfig(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	failPointer.Store(true)
+	second := &store.LLMConfig{ID: "second", Owner: owner, IsDefault: true}
+	if err := s.CreateLLMConfig(ctx, second); err == nil {
+		t.Fatal("CreateLLMConfig succeeded although its default could not be set")
+	}
+	failPointer.Store(false)
+	if _, err := s.GetLLMConfig(ctx, owner, "second"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetLLMConfig(second) = %v, want ErrNotFound: the failed creation was not undone", err)
+	}
+	if got, err := s.DefaultLLMConfig(ctx, owner); err != nil || got.ID != "first" {
+		t.Errorf("DefaultLLMConfig = %+v, %v; want first", got, err)
+	}
+	if err := s.CreateLLMConfig(ctx, second); err != nil {
+		t.Errorf("CreateLLMConfig(second) again: %v", err)
+	}
+}
