@@ -35,15 +35,22 @@ type harness struct {
 type swapResolver struct {
 	mu     sync.Mutex
 	client llm.Client
+	// settings of the resolved configuration
+	temperature  *float32
+	maxTokens    int
+	mode         string
+	contextLimit int
+	strategy     string
 }
 
-func (s *swapResolver) Resolve(ctx context.Context, _ string) (llm.Client, error) {
+func (s *swapResolver) Resolve(ctx context.Context, _ string) (llm.Resolved, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.client == nil {
-		return nil, llm.ErrNotConfigured
+		return llm.Resolved{}, llm.ErrNotConfigured
 	}
-	return s.client, nil
+	return llm.Resolved{Client: s.client, Temperature: s.temperature, MaxTokens: s.maxTokens, CopilotMode: s.mode,
+		ContextLimit: s.contextLimit, ContextStrategy: s.strategy}, nil
 }
 
 func (s *swapResolver) set(c llm.Client) {

@@ -73,6 +73,9 @@ type loop struct {
 	// last sent.
 	refresh func(ctx context.Context) (string, error)
 	system  string
+	// window fits each call into the model's context window (nil: all
+	// messages are sent).
+	window *window
 
 	// saveAssistant persists an assistant message (interrupted: the stream
 	// failed after res.Content was shown); nil when nothing is stored.
@@ -150,7 +153,15 @@ func (l *loop) isClientTool(name string) bool {
 func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 	for range l.rt.o.MaxSteps {
 		msgID := l.rt.o.NewID()
-		res, err := l.client.Stream(ctx, l.req, func(d llm.Delta) error {
+		req := l.req
+		if l.window != nil {
+			msgs, err := l.window.fit(l.req.Messages, l.req.Tools)
+			if err != nil {
+				return outFailed, nil, &userError{msg: err.Error(), err: err}
+			}
+			req.Messages = msgs
+		}
+		res, err := l.client.Stream(ctx, req, func(d llm.Delta) error {
 			l.onDelta(msgID, d)
 			return nil
 		})

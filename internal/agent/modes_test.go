@@ -240,3 +240,57 @@ func toolNames(r llmtest.Request) string {
 func userMessages(text string) []openai.ChatCompletionMessage {
 	return []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}}
 }
+
+// TestConfigurationSettings: the user's LLM configuration gives the turn
+// its temperature (a request's own wins), its max_tokens and, when
+// neither the request nor the session names one, its mode.
+func TestConfigurationSettings(t *testing.T) {
+	h := newHarness(t, nil)
+	var refreshes, runs atomic.Int64
+	modalAgent(h, &refreshes, &runs)
+	cfgTemp, reqTemp := float32(0.2), float32(1.5)
+	h.res.mu.Lock()
+	h.res.temperature, h.res.maxTokens, h.res.mode = &cfgTemp, 321, "lab"
+	h.res.mu.Unlock()
+	ctx := context.Background()
+
+	k := newKey()
+	tr, err := h.rt.StartTurn(ctx, TurnRequest{Key: k, AgentID: "modal", Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Run(ctx, func(Event) {})
+	r := agentCalls(h)[0]
+	if r.Temperature == nil || *r.Temperature != cfgTemp || r.MaxTokens != 321 || tr.Mode() != "lab" {
+		t.Fatalf("temperature %v, max_tokens %d, mode %q", r.Temperature, r.MaxTokens, tr.Mode())
+	}
+	if got := h.session(k).CopilotMode(); got != "lab" {
+		t.Fatalf("recorded mode %q", got)
+	}
+
+	// The session's mode now wins over the configuration's.
+	h.res.mu.Lock()
+	h.res.mode = "teach"
+	h.res.mu.Unlock()
+	tr, err = h.rt.StartTurn(ctx, TurnRequest{Key: k, AgentID: "modal", Message: "again", Temperature: &reqTemp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Run(ctx, func(Event) {})
+	calls := agentCalls(h)
+	r = calls[len(calls)-1]
+	if r.Temperature == nil || *r.Temperature != reqTemp || tr.Mode() != "lab" {
+		t.Fatalf("temperature %v, mode %q", r.Temperature, tr.Mode())
+	}
+
+	// On /v1 a client's smaller max_tokens holds, a larger one is capped.
+	for _, tc := range []struct{ asked, want int }{{0, 321}, {100, 100}, {5000, 321}} {
+		if _, err := h.rt.RunStateless(ctx, StatelessRequest{AgentID: "modal", Messages: userMessages("hi"), MaxTokens: tc.asked}, nil); err != nil {
+			t.Fatal(err)
+		}
+		calls := agentCalls(h)
+		if got := calls[len(calls)-1].MaxTokens; got != tc.want {
+			t.Errorf("max_tokens %d asked: sent %d, want %d", tc.asked, got, tc.want)
+		}
+	}
+}

@@ -73,6 +73,8 @@ type Runtime struct {
 	log *slog.Logger
 	// titleTimeout bounds the title call (titleTimeout; tests shorten it).
 	titleTimeout time.Duration
+	// counters are the token counters of the context windows, per model.
+	counters counters
 }
 
 // NewRuntime returns a runtime with the defaults applied to o.
@@ -108,21 +110,24 @@ func NewRuntime(o Options) *Runtime {
 	return &Runtime{o: o, log: lg, titleTimeout: titleTimeout}
 }
 
-// resolve finds the agent and the user's LLM client; errors wrap
+// resolve finds the agent and the user's LLM configuration; errors wrap
 // ErrInvalidRequest or llm.ErrNotConfigured.
-func (r *Runtime) resolve(ctx context.Context, agentID, userID string) (*Agent, llm.Client, error) {
+func (r *Runtime) resolve(ctx context.Context, agentID, userID string) (*Agent, llm.Resolved, error) {
 	if r.o.Agents == nil || r.o.LLM == nil {
-		return nil, nil, errors.New("agent runtime: agent registry and LLM resolver are required")
+		return nil, llm.Resolved{}, errors.New("agent runtime: agent registry and LLM resolver are required")
 	}
 	a := r.o.Agents.Resolve(agentID)
 	if a == nil {
-		return nil, nil, fmt.Errorf("%w: unknown agent %q and no fallback agent", ErrInvalidRequest, agentID)
+		return nil, llm.Resolved{}, fmt.Errorf("%w: unknown agent %q and no fallback agent", ErrInvalidRequest, agentID)
 	}
-	c, err := r.o.LLM.Resolve(ctx, userID)
+	res, err := r.o.LLM.Resolve(ctx, userID)
+	if err == nil && res.Client == nil {
+		err = llm.ErrNotConfigured
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("resolve llm for user: %w", err)
+		return nil, llm.Resolved{}, fmt.Errorf("resolve llm for user: %w", err)
 	}
-	return a, c, nil
+	return a, res, nil
 }
 
 // setup is an agent prepared for one turn.
@@ -169,9 +174,10 @@ func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, 
 }
 
 // resolveMode returns the mode of a turn of agent a: the requested one, else
-// the session's recorded one, else the agent's default. An unknown
-// recorded mode (written by an older version) falls back to the default.
-func (a *Agent) resolveMode(requested string, session *store.Session) string {
+// the session's recorded one, else the mode of the user's LLM
+// configuration, else the agent's default. An unknown recorded or
+// configured mode falls back to the next.
+func (a *Agent) resolveMode(requested string, session *store.Session, configured string) string {
 	if len(a.Modes) == 0 {
 		return ""
 	}
@@ -182,6 +188,9 @@ func (a *Agent) resolveMode(requested string, session *store.Session) string {
 		if m := session.CopilotMode(); a.HasMode(m) {
 			return m
 		}
+	}
+	if a.HasMode(configured) {
+		return configured
 	}
 	return a.DefaultMode()
 }

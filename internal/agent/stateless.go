@@ -31,7 +31,8 @@ type StatelessRequest struct {
 	// choice the run cannot honour is a *ToolChoiceError.
 	ToolChoice  any
 	Temperature *float32
-	// MaxTokens bounds each LLM call (0: no bound).
+	// MaxTokens bounds each LLM call (0: the configuration's bound, if
+	// any; a configured bound also caps a larger value).
 	MaxTokens int
 	Stop      []string
 	// UserID selects the LLM configuration.
@@ -90,16 +91,17 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	if err != nil {
 		return nil, err
 	}
-	a, client, err := r.resolve(ctx, req.AgentID, req.UserID)
+	a, conf, err := r.resolve(ctx, req.AgentID, req.UserID)
 	if err != nil {
 		return nil, err
 	}
+	client := conf.Client
 	ctx, cancel := context.WithTimeoutCause(ctx, r.o.TurnTimeout, errTurnTimeout)
 	defer cancel()
 	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
 		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 	}
-	su, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID, Mode: a.resolveMode(req.Mode, nil)})
+	su, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID, Mode: a.resolveMode(req.Mode, nil, conf.CopilotMode)})
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +131,16 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	}
 	l.req.Messages = statelessMessages(su.system, req.Messages)
 	l.req.Temperature = req.Temperature
+	if l.req.Temperature == nil {
+		l.req.Temperature = conf.Temperature
+	}
 	l.req.MaxTokens = req.MaxTokens
+	if l.req.MaxTokens == 0 || (conf.MaxTokens > 0 && conf.MaxTokens < l.req.MaxTokens) {
+		// The configuration's bound holds; a client may ask for less.
+		l.req.MaxTokens = conf.MaxTokens
+	}
 	l.req.Stop = req.Stop
+	l.window = r.newWindow(conf, l.req.MaxTokens, l.req.Messages, lastUser(l.req.Messages))
 
 	out, res, runErr := l.run(ctx)
 
@@ -197,6 +207,17 @@ func statelessMessages(system string, client []openai.ChatCompletionMessage) []o
 		msgs[last].Role = openai.ChatMessageRoleUser
 	}
 	return msgs
+}
+
+// lastUser is the index of the last user message (the running turn starts
+// there), 0 when there is none.
+func lastUser(msgs []openai.ChatCompletionMessage) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == openai.ChatMessageRoleUser {
+			return i
+		}
+	}
+	return 0
 }
 
 // ToolChoiceError is a StatelessRequest.ToolChoice the run cannot honour:

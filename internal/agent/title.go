@@ -42,7 +42,7 @@ func (tr *turnRun) title(firstUser, question, answer string) {
 	}
 	title := ""
 	ctx, cancel := context.WithTimeout(tr.ctx, t.r.titleTimeout)
-	res, err := t.client.Complete(ctx, req)
+	res, err := t.llm.Client.Complete(ctx, req)
 	cancel()
 	if err == nil {
 		tr.l.countCall(res.Usage)

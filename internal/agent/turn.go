@@ -51,10 +51,11 @@ type TurnRequest struct {
 // Turn is a started turn: the session exists and its lease is held by this
 // turn until Run (or Release) returns.
 type Turn struct {
-	r       *Runtime
-	req     TurnRequest
-	agent   *Agent
-	client  llm.Client
+	r     *Runtime
+	req   TurnRequest
+	agent *Agent
+	// llm is the user's LLM configuration for the turn.
+	llm     llm.Resolved
 	session *store.Session
 	// created: the session was made by StartTurn, so it has no history.
 	created bool
@@ -92,18 +93,18 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	case req.Message == "":
 		return nil, fmt.Errorf("%w: message is empty", ErrInvalidRequest)
 	}
-	a, client, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
+	a, res, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
 	if err != nil {
 		return nil, err
 	}
 	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
 		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 	}
-	t := &Turn{r: r, req: req, agent: a, client: client, owner: r.o.NewID()}
+	t := &Turn{r: r, req: req, agent: a, llm: res, owner: r.o.NewID()}
 	if err := t.open(ctx); err != nil {
 		return nil, err
 	}
-	t.mode = a.resolveMode(req.Mode, t.session)
+	t.mode = a.resolveMode(req.Mode, t.session, res.CopilotMode)
 	return t, nil
 }
 
@@ -217,7 +218,7 @@ func (t *Turn) create(ctx context.Context) error {
 		ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID,
 		Title: store.DefaultTitle, CreatedAt: now, UpdatedAt: now, Metadata: map[string]any{},
 	}
-	if m := t.agent.resolveMode(t.req.Mode, nil); m != "" {
+	if m := t.agent.resolveMode(t.req.Mode, nil, t.llm.CopilotMode); m != "" {
 		s.Metadata[store.MetadataCopilotMode] = m
 	}
 	if err := t.r.o.Store.CreateLeasedSession(ctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
@@ -393,7 +394,7 @@ func (tr *turnRun) run() string {
 		return "Could not prepare the agent for this turn."
 	}
 
-	l := newLoop(t.r, t.client, su, tr.em)
+	l := newLoop(t.r, t.llm.Client, su, tr.em)
 	tr.l = l
 	msgs := make([]openai.ChatCompletionMessage, 0, len(history)+2)
 	if su.system != "" {
@@ -403,6 +404,11 @@ func (tr *turnRun) run() string {
 	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.req.Message})
 	l.req.Messages = msgs
 	l.req.Temperature = t.req.Temperature
+	if l.req.Temperature == nil {
+		l.req.Temperature = t.llm.Temperature
+	}
+	l.req.MaxTokens = t.llm.MaxTokens
+	l.window = t.r.newWindow(t.llm, l.req.MaxTokens, msgs, len(msgs)-1)
 	l.saveAssistant = tr.saveAssistant
 	l.saveTools = tr.saveTools
 

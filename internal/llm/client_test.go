@@ -732,7 +732,7 @@ func TestStaticResolver(t *testing.T) {
 	}
 	c := newClient(t, "http://127.0.0.1:1/v1", nil)
 	got, err := llm.NewStaticResolver(c).Resolve(context.Background(), "u1")
-	if err != nil || got != c {
+	if err != nil || got.Client != c || got.Name != "" || got.ContextLimit != 0 {
 		t.Fatalf("got %v, %v", got, err)
 	}
 }

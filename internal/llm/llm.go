@@ -100,8 +100,42 @@ type Client interface {
 	Model() string
 }
 
-// Resolver finds the LLM client that applies to a user.
-type Resolver interface {
-	// Resolve returns the client for userID, or ErrNotConfigured.
-	Resolve(ctx context.Context, userID string) (Client, error)
+// Resolved is the LLM configuration that applies to a turn: its client
+// and the settings the configuration carries (zero values: not set).
+type Resolved struct {
+	Client Client
+	// Name names the configuration, for messages; empty for the server
+	// default.
+	Name string
+	// Temperature is the configuration's temperature (a request's own
+	// temperature overrides it).
+	Temperature *float32
+	// MaxTokens bounds each answer (0: the provider's default).
+	MaxTokens int
+	// ContextLimit is the model's context window in thousands of tokens;
+	// 0 means unknown, and nothing is trimmed to fit.
+	ContextLimit int
+	// ContextStrategy is conservative, balanced or aggressive (empty:
+	// balanced).
+	ContextStrategy string
+	// CopilotMode is the configuration's gns3-copilot mode, used when
+	// neither the request nor the session names one.
+	CopilotMode string
 }
+
+// Resolver finds the LLM configuration that applies to a user.
+type Resolver interface {
+	// Resolve returns the configuration for userID (the caller's identity
+	// is in ctx), or an error wrapping ErrNotConfigured when none applies.
+	Resolve(ctx context.Context, userID string) (Resolved, error)
+}
+
+// ConfigError is an LLM configuration that applies to the caller but
+// cannot be used (its API key cannot be decrypted, its model type cannot
+// chat). Message is a sentence for the person, without secrets.
+type ConfigError struct {
+	Message string
+}
+
+// Error returns the message.
+func (e *ConfigError) Error() string { return e.Message }

@@ -14,12 +14,12 @@ func NewStaticResolver(c Client) Resolver {
 }
 
 // Resolve returns the client, or ErrNotConfigured when there is none.
-func (r staticResolver) Resolve(ctx context.Context, _ string) (Client, error) {
+func (r staticResolver) Resolve(ctx context.Context, _ string) (Resolved, error) {
 	if r.client == nil {
-		return nil, ErrNotConfigured
+		return Resolved{}, ErrNotConfigured
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Resolved{}, err
 	}
-	return r.client, nil
+	return Resolved{Client: r.client}, nil
 }

@@ -168,7 +168,10 @@ func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
 
 // startError maps a StartTurn failure to its status.
 func startError(sessionID string, err error) error {
+	var ce *llm.ConfigError
 	switch {
+	case errors.As(err, &ce):
+		return httpapi.Errorf(http.StatusBadRequest, "%s", ce.Message)
 	case errors.Is(err, llm.ErrNotConfigured):
 		return httpapi.Errorf(http.StatusBadRequest, MsgLLMNotConfigured)
 	case errors.Is(err, store.ErrNotFound):

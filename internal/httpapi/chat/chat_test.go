@@ -48,13 +48,13 @@ type switchResolver struct {
 	c  llm.Client
 }
 
-func (s *switchResolver) Resolve(context.Context, string) (llm.Client, error) {
+func (s *switchResolver) Resolve(context.Context, string) (llm.Resolved, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.c == nil {
-		return nil, llm.ErrNotConfigured
+		return llm.Resolved{}, llm.ErrNotConfigured
 	}
-	return s.c, nil
+	return llm.Resolved{Client: s.c}, nil
 }
 
 func (s *switchResolver) set(c llm.Client) {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/contextwin"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/llm"
 )
@@ -123,7 +124,13 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
 func runError(err error) *apiError {
 	var le *llm.Error
 	var tce *agent.ToolChoiceError
+	var ce *llm.ConfigError
+	var tle *contextwin.TooLargeError
 	switch {
+	case errors.As(err, &tle):
+		return &apiError{Status: http.StatusBadRequest, Message: tle.Error(), Param: "messages", Code: "context_length_exceeded", NoRetry: true}
+	case errors.As(err, &ce):
+		return &apiError{Status: http.StatusBadRequest, Message: ce.Message, Code: "llm_config_invalid", NoRetry: true}
 	case errors.Is(err, llm.ErrNotConfigured):
 		return &apiError{Status: http.StatusBadRequest, Message: llm.UserMessage(err), Code: "llm_not_configured", NoRetry: true}
 	case errors.As(err, &tce):
