@@ -1,7 +1,7 @@
 // Package store defines the persistence contract of agentchat: chat sessions
 // owned by a (project, user), their append-only messages, the per-session
-// turn lease and abort flag, API keys, and the LLM model configurations of
-// users and groups. Implementations live in
+// turn lease and abort flag, the per-device console locks, API keys, and the
+// LLM model configurations of users and groups. Implementations live in
 // subpackages (sqlite, dynamo) and must all pass the conformance suite in
 // store/storetest.
 package store
@@ -19,7 +19,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrExists means a session with that thread id already exists in the project.
 	ErrExists = errors.New("already exists")
-	// ErrLeaseHeld means another turn holds the session's lease.
+	// ErrLeaseHeld means another turn holds the session's lease, or
+	// another owner holds the device lock (DeviceLocks).
 	ErrLeaseHeld = errors.New("a turn is already running on this session")
 	// ErrLeaseLost means the caller's lease expired and was taken by another turn.
 	ErrLeaseLost = errors.New("turn lease lost")
@@ -243,6 +244,28 @@ type Leases interface {
 	AbortRequested(ctx context.Context, k Key) (bool, error)
 }
 
+// DeviceLocks are per-device leases that keep two turns, on any instance,
+// from typing into one device console at once. A lock is named by the
+// project and the node id of the device; it needs no session, and it is
+// independent of the session turn leases (Leases). A lock is held by an
+// owner (an opaque non-empty string chosen by the caller, unique per
+// holder) until its expiry; an expired lock is free.
+type DeviceLocks interface {
+	// AcquireDeviceLock takes the lock of (projectID, nodeID) for owner
+	// until now+ttl. It succeeds when the lock is free, expired or
+	// already owner's (it is then renewed: its expiry becomes now+ttl).
+	// When another owner holds an unexpired lock it returns an error
+	// wrapping ErrLeaseHeld and leaves the lock alone. Of concurrent
+	// acquisitions of a free lock by different owners exactly one
+	// succeeds. An empty projectID, nodeID or owner, or a ttl that is not
+	// positive, is an error (not ErrLeaseHeld) and changes nothing.
+	AcquireDeviceLock(ctx context.Context, projectID, nodeID, owner string, ttl time.Duration) error
+	// ReleaseDeviceLock frees the lock of (projectID, nodeID) if owner
+	// holds it (expired or not). Releasing a lock that is not held by
+	// owner, or that does not exist, is a no-op and returns nil.
+	ReleaseDeviceLock(ctx context.Context, projectID, nodeID, owner string) error
+}
+
 // APIKey is a long-lived credential of a user. Only the hash of the secret
 // is stored.
 type APIKey struct {
@@ -277,6 +300,7 @@ type Store interface {
 	Sessions
 	Messages
 	Leases
+	DeviceLocks
 	APIKeys
 	LLMConfigs
 	// Close releases the store's resources.

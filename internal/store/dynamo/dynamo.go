@@ -14,6 +14,7 @@
 //	API key lookup PK=KEYHASH#{hash}          SK=KEY                       (a copy of the key)
 //	LLM config     PK=U#{user} or G#{group}   SK=LLMCFG#{config_id}
 //	default LLM    PK=U#{user} or G#{group}   SK=LLMCFG_DEFAULT            (config_id and incarnation of the default)
+//	device lock    PK=P#{project}#DEV#{node}  SK=LOCK                      (owner, expires_at, ttl)
 //
 // Key components are escaped ('%' → "%25", '#' → "%23") so that no id can
 // forge another's key; timestamps in keys are fixed-width UTC
@@ -42,6 +43,13 @@
 // expected version. The owner's default is a single pointer item, written
 // with one PutItem, so there is at most one default per owner without
 // transactions; see llmconfigs.go.
+//
+// A device lock item (store.DeviceLocks) is written with a PutItem
+// conditioned on its absence, its owner or its expiry, and deleted with a
+// DeleteItem conditioned on its owner; it carries the epoch seconds
+// attribute ttl (the table's TimeToLiveSpecification), an hour after its
+// expiry, so that DynamoDB eventually removes abandoned locks. See
+// devicelocks.go.
 package dynamo
 
 import (

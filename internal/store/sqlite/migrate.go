@@ -120,6 +120,19 @@ CREATE TABLE llm_config_defaults (
 	FOREIGN KEY (owner_kind, owner_id, config_id) REFERENCES llm_configs (owner_kind, owner_id, config_id) ON DELETE CASCADE
 ) WITHOUT ROWID;
 `,
+	// 5: the per-device console locks (store.DeviceLocks): at most one row
+	// per device, held by owner until expires_at (fixed-width UTC text, so
+	// it compares as a time). An expired row is a free lock; it is taken
+	// over in place, never deleted by anyone but its owner.
+	`
+CREATE TABLE device_locks (
+	project_id TEXT NOT NULL,
+	node_id    TEXT NOT NULL,
+	owner      TEXT NOT NULL,
+	expires_at TEXT NOT NULL,
+	PRIMARY KEY (project_id, node_id)
+) WITHOUT ROWID;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

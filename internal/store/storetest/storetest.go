@@ -109,6 +109,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"TouchAPIKey", testTouchAPIKey},
 	}
 	tests = append(tests, llmTests...)
+	tests = append(tests, deviceLockTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))
