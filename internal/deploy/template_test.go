@@ -27,6 +27,7 @@ import (
 	"agentchat/internal/lambdaapp/chatfn"
 	"agentchat/internal/lambdaapp/gatewayfn"
 	"agentchat/internal/lambdaapp/lambdatest"
+	"agentchat/internal/lambdaapp/llmconfigsfn"
 	"agentchat/internal/lambdaapp/removal"
 	"agentchat/internal/lambdaapp/sessionsfn"
 	"agentchat/internal/wire"
@@ -37,12 +38,13 @@ import (
 func surfaces() map[string][]lambdaapp.Func {
 	const p = "agentchat/internal/lambdaapp/"
 	return map[string][]lambdaapp.Func{
-		p + "sessionsfn": sessionsfn.Funcs(),
-		p + "removal":    append(removal.Funcs(), lambdaapp.Func{Name: removal.WorkerFunction}),
-		p + "chatfn":     chatfn.Funcs(),
-		p + "gatewayfn":  gatewayfn.Funcs(),
-		p + "catalogfn":  catalogfn.Funcs(),
-		p + "apikeysfn":  apikeysfn.Funcs(),
+		p + "sessionsfn":   sessionsfn.Funcs(),
+		p + "removal":      append(removal.Funcs(), lambdaapp.Func{Name: removal.WorkerFunction}),
+		p + "chatfn":       chatfn.Funcs(),
+		p + "gatewayfn":    gatewayfn.Funcs(),
+		p + "catalogfn":    catalogfn.Funcs(),
+		p + "apikeysfn":    apikeysfn.Funcs(),
+		p + "llmconfigsfn": llmconfigsfn.Funcs(),
 	}
 }
 

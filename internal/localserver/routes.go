@@ -10,14 +10,23 @@ import (
 	"agentchat/internal/httpapi/apikeys"
 	"agentchat/internal/httpapi/chat"
 	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/wire"
 	"agentchat/internal/wire/agentwire"
 )
 
 // Handler returns the handler serving every route, and a cleanup func.
+// Without ENCRYPTION_KEY, the key sealing stored LLM API keys is the one
+// in DATA_DIR (created on first start).
 func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error) {
-	ag, err := agentwire.New(base.Config, base.Store, base.GNS3, base.Logger)
+	if err := base.UseLocalKey(); err != nil {
+		return nil, nil, err
+	}
+	users := userpath.New(base.GNS3)
+	groups := llmconfigs.NewGroupSource(base.GNS3, users, 0)
+	ag, err := agentwire.New(base, groups)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build agents: %w", err)
 	}
@@ -25,7 +34,13 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
 		Timeout: base.Config.TurnTimeout + time.Minute})
-	keys := apikeys.New(base.Store, apikeys.Options{})
+	keys := apikeys.New(base.Store, apikeys.Options{Users: users})
+	cfgs := llmconfigs.New(base.Store, llmconfigs.Options{
+		Secrets:    base.Secrets,
+		Users:      users,
+		Groups:     groups,
+		AdminToken: base.Config.AdminToken,
+	})
 
 	var routes []httpapi.Route
 	routes = append(routes, sess.Routes()...)
@@ -33,5 +48,6 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 	routes = append(routes, ch.Routes()...)
 	routes = append(routes, gw.Routes()...)
 	routes = append(routes, keys.Routes()...)
+	routes = append(routes, cfgs.ServerRoutes()...)
 	return base.Router(routes...), func() {}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/logctx"
+	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 	"agentchat/internal/store/dynamo"
 )
@@ -60,6 +61,11 @@ type Base struct {
 	Projects gns3.ProjectDirectory
 	// GNS3 is the controller client, nil without GNS3_URL.
 	GNS3 *gns3.Client
+	// Secrets seals and opens the API keys of LLM configurations: the
+	// box of ENCRYPTION_KEY (and ENCRYPTION_KEY_PREVIOUS, which only
+	// open). Nil when no key is configured: routes that seal a key then
+	// answer 503 (the local server calls UseLocalKey first).
+	Secrets *secrets.Box
 }
 
 // NewBase builds the shared dependencies from cfg, opening the store with
@@ -75,6 +81,14 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 		return nil, fmt.Errorf("build authenticator: %w", err)
 	}
 	b := &Base{Config: cfg, Logger: log, Store: st, Auth: a, Projects: gns3.OpenDirectory{}}
+	if cfg.EncryptionKey != nil {
+		box, err := secrets.NewBox(cfg.EncryptionKey, cfg.EncryptionKeysPrevious...)
+		if err != nil {
+			_ = st.Close()
+			return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+		}
+		b.Secrets = box
+	}
 	if cfg.GNS3Configured() {
 		c, err := gns3.New(cfg.GNS3URL, &http.Client{Timeout: 15 * time.Second})
 		if err != nil {
@@ -85,6 +99,27 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 		b.Projects = gns3.NewGNS3Directory(c, gns3.DefaultCacheTTL)
 	}
 	return b, nil
+}
+
+// UseLocalKey gives a base without ENCRYPTION_KEY the key stored in
+// DATA_DIR (secrets.LoadOrCreateKey: created on first use), still opening
+// with ENCRYPTION_KEY_PREVIOUS. The local server calls it; AWS Lambda,
+// whose disk does not last, reads the key from SSM instead.
+func (b *Base) UseLocalKey() error {
+	if b.Secrets != nil {
+		return nil
+	}
+	key, err := secrets.LoadOrCreateKey(b.Config.DataDir)
+	if err != nil {
+		return fmt.Errorf("encryption key in %s: %w", b.Config.DataDir, err)
+	}
+	box, err := secrets.NewBox(key, b.Config.EncryptionKeysPrevious...)
+	clear(key)
+	if err != nil {
+		return fmt.Errorf("encryption key in %s: %w", b.Config.DataDir, err)
+	}
+	b.Secrets = box
+	return nil
 }
 
 // Router returns the handler serving routes with the shared middleware.

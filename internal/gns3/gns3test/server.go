@@ -3,8 +3,10 @@
 // JSON shapes, status codes and messages a real GNS3 v3 controller
 // returns; nodes created from templates, renamed, started, stopped,
 // suspended (with an optional delay before the new status shows), deleted;
-// links checked as GNS3 checks them; bearer-token and per-request
-// authorization hooks, a hanging mode, and request counters.
+// links checked as GNS3 checks them; users and user groups (GET
+// /v3/access/users/me from the bearer token, a user's groups behind the
+// Group.Audit privilege); bearer-token and per-request authorization
+// hooks, a hanging mode, and request counters.
 package gns3test
 
 import (
@@ -102,6 +104,10 @@ type Server struct {
 	defaultDelay time.Duration
 	pending      map[string]transition // node id -> status to come
 	macs         int
+	users        map[string]*User  // by username
+	groups       map[string]*Group // by id
+	groupOrder   []string
+	tokens       map[string]string // token -> username
 }
 
 // transition is a node status that shows from at on.
@@ -125,6 +131,9 @@ func NewServer(t testing.TB, authorize Authorizer) *Server {
 		now:       time.Now,
 		delays:    map[string]time.Duration{},
 		pending:   map[string]transition{},
+		users:     map[string]*User{},
+		groups:    map[string]*Group{},
+		tokens:    map[string]string{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v3/projects", s.listProjects)
@@ -143,6 +152,8 @@ func NewServer(t testing.TB, authorize Authorizer) *Server {
 	mux.HandleFunc("POST /v3/projects/{project_id}/nodes/{item_id}/{action}", s.nodeAction)
 	mux.HandleFunc("POST /v3/projects/{project_id}/links", s.createLink)
 	mux.HandleFunc("DELETE /v3/projects/{project_id}/links/{item_id}", s.deleteLink)
+	mux.HandleFunc("GET /v3/access/users/me", s.getMe)
+	mux.HandleFunc("GET /v3/access/users/{user_id}/groups", s.getUserGroups)
 	mux.HandleFunc("/", notFoundRoute)
 	s.Server = httptest.NewServer(s.guard(mux))
 	t.Cleanup(s.Close)
@@ -225,6 +236,8 @@ func Privilege(r *http.Request) string {
 			return "Template.Modify"
 		}
 		return "Template.Allocate"
+	case parts[1] == "access":
+		return accessPrivilege(m, parts[2:])
 	case parts[1] != "projects":
 		return ""
 	case len(parts) <= 3:

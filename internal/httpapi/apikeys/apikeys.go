@@ -9,10 +9,11 @@
 //	DELETE /v3/access/users/{user_id}/api-keys            revoke all → 200 {"revoked": n}
 //	DELETE /v3/access/users/{user_id}/api-keys/{key_id}   revoke one → 204
 //
-// {user_id} is "me" or the caller's own id; any other user is 403. A caller
-// authenticated by an API key may list and revoke keys but not create
-// them (403), so that a leaked key cannot mint keys that outlive its
-// revocation. Errors are GNS3-style {"message": "..."}.
+// {user_id} is "me", the caller's own id or, with a GNS3 controller
+// (Options.Users), the caller's GNS3 user_id (package userpath); any other
+// user is 403. A caller authenticated by an API key may list and revoke
+// keys but not create them (403), so that a leaked key cannot mint keys
+// that outlive its revocation. Errors are GNS3-style {"message": "..."}.
 package apikeys
 
 import (
@@ -26,6 +27,7 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/store"
 
 	"github.com/google/uuid"
@@ -38,7 +40,7 @@ const (
 )
 
 // Me is the {user_id} that names the caller.
-const Me = "me"
+const Me = userpath.Me
 
 // Limits and defaults.
 const (
@@ -67,6 +69,8 @@ type Options struct {
 	NewID func() string
 	// MaxActive bounds the active keys of one user (0: DefaultMaxActive).
 	MaxActive int
+	// Users resolves {user_id} (nil: "me" and the caller's id only).
+	Users *userpath.Resolver
 }
 
 // Handlers serves the API-key routes.
@@ -138,17 +142,13 @@ type Key struct {
 	LastUsedAt *string `json:"last_used_at"`
 }
 
+// msgOthersKeys refuses a {user_id} that is not the caller.
+const msgOthersKeys = "You can only manage your own API keys (use 'me' as the user id)"
+
 // owner returns the user whose keys the request manages: the caller, when
-// {user_id} is "me" or the caller's id.
-func owner(r *http.Request) (auth.Identity, error) {
-	id, ok := auth.FromContext(r.Context())
-	if !ok || id.UserID == "" {
-		return auth.Identity{}, httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
-	}
-	if u := r.PathValue("user_id"); u != Me && u != id.UserID {
-		return auth.Identity{}, httpapi.Errorf(http.StatusForbidden, "You can only manage your own API keys (use 'me' as the user id)")
-	}
-	return id, nil
+// {user_id} names them (see package userpath).
+func (h *Handlers) owner(r *http.Request) (auth.Identity, error) {
+	return h.o.Users.Caller(r, msgOthersKeys)
 }
 
 // validate checks a creation request; it returns the name and the expiry
@@ -193,7 +193,7 @@ func (req *CreateRequest) validate(now time.Time) (string, time.Time, error) {
 }
 
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	id, err := owner(r)
+	id, err := h.owner(r)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -249,7 +249,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	id, err := owner(r)
+	id, err := h.owner(r)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -273,7 +273,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) revoke(w http.ResponseWriter, r *http.Request) {
-	id, err := owner(r)
+	id, err := h.owner(r)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -302,7 +302,7 @@ type RevokedAll struct {
 }
 
 func (h *Handlers) revokeAll(w http.ResponseWriter, r *http.Request) {
-	id, err := owner(r)
+	id, err := h.owner(r)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"agentchat/internal/auth"
+	"agentchat/internal/gns3"
+	"agentchat/internal/gns3/gns3test"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/apikeys"
 	"agentchat/internal/httpapi/apitest"
+	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/store"
 )
 
@@ -324,4 +327,43 @@ func FuzzAPIKeyBody(f *testing.F) {
 			t.Fatalf("body %q: %d %s", body, r.Status, r.Body)
 		}
 	})
+}
+
+// TestGNS3UserID: with a GNS3 controller, {user_id} may also be the
+// caller's GNS3 user_id (the web UI's), resolved through /users/me.
+func TestGNS3UserID(t *testing.T) {
+	srv := gns3test.NewServer(t, nil)
+	alice := srv.AddUser(gns3test.User{Username: "alice"})
+	bob := srv.AddUser(gns3test.User{Username: "bob"})
+	c, err := gns3.New(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, apitest.Options{}, apikeys.Options{Users: userpath.New(c)})
+	r := e.Do(http.MethodPost, "/v3/access/users/"+alice.UserID+"/api-keys", "Bearer "+e.Token("alice"), map[string]any{"name": "via uuid"})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var k apikeys.KeyCreated
+	r.JSON(t, &k)
+	for _, u := range []string{"me", "alice", alice.UserID} {
+		r := e.As("alice", http.MethodGet, "/v3/access/users/"+u+"/api-keys", nil)
+		var keys []apikeys.Key
+		r.JSON(t, &keys)
+		if r.Status != http.StatusOK || len(keys) != 1 || keys[0].ID != k.ID {
+			t.Fatalf("%s: %d %s", u, r.Status, r.Body)
+		}
+	}
+	if n := srv.Hits("GET /v3/access/users/me"); n != 1 {
+		t.Errorf("%d calls to /users/me, want 1 (cached)", n)
+	}
+	for _, u := range []string{bob.UserID, "bob"} {
+		r := e.As("alice", http.MethodDelete, "/v3/access/users/"+u+"/api-keys/"+k.ID, nil)
+		if r.Status != http.StatusForbidden || r.Message() != "You can only manage your own API keys (use 'me' as the user id)" {
+			t.Fatalf("%s: %d %s", u, r.Status, r.Body)
+		}
+	}
+	if r := e.As("bob", http.MethodGet, "/v3/access/users/"+alice.UserID+"/api-keys", nil); r.Status != http.StatusForbidden {
+		t.Fatalf("bob with alice's uuid: %d %s", r.Status, r.Body)
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/apikeys"
+	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/lambdaapp"
 )
 
@@ -25,5 +26,5 @@ func Funcs() []lambdaapp.Func {
 func Main(name string) { lambdaapp.Main(Funcs(), name) }
 
 func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	return apikeys.New(app.Store, apikeys.Options{}).Routes(), nil
+	return apikeys.New(app.Store, apikeys.Options{Users: userpath.New(app.GNS3)}).Routes(), nil
 }

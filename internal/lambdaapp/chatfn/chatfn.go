@@ -11,6 +11,7 @@ import (
 
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/chat"
+	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/wire/agentwire"
 )
@@ -26,7 +27,7 @@ func Funcs() []lambdaapp.Func {
 func Main(name string) { lambdaapp.Main(Funcs(), name) }
 
 func buildStream(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	ag, err := agentwire.New(app.Config, app.Store, app.GNS3, app.Logger)
+	ag, err := agentwire.New(app.Base, llmconfigs.NewGroupSource(app.GNS3, nil, 0))
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}

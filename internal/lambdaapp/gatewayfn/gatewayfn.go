@@ -13,6 +13,7 @@ import (
 
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/wire/agentwire"
 )
@@ -32,7 +33,7 @@ func Main(name string) { lambdaapp.Main(Funcs(), name) }
 
 // buildRuntime serves the routes that run agents.
 func buildRuntime(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	ag, err := agentwire.New(app.Config, app.Store, app.GNS3, app.Logger)
+	ag, err := agentwire.New(app.Base, llmconfigs.NewGroupSource(app.GNS3, nil, 0))
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}

@@ -13,8 +13,10 @@ import (
 	"agentchat/internal/agents"
 	"agentchat/internal/config"
 	"agentchat/internal/gns3"
+	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
-	"agentchat/internal/store"
+	"agentchat/internal/userllm"
+	"agentchat/internal/wire"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
 	"agentchat/internal/tools/seerr"
@@ -27,22 +29,30 @@ type Agent struct {
 	LLM      llm.Resolver
 }
 
-// Resolver returns the server-wide LLM resolver: the OPENAI_* configuration,
-// or one that answers llm.ErrNotConfigured.
-func Resolver(cfg *config.Config, log *slog.Logger) (llm.Resolver, error) {
-	if !cfg.LLMConfigured() {
-		return llm.NewStaticResolver(nil), nil
+// Resolver returns the LLM resolver of b: each user's default LLM
+// configuration (own, else a group's from groups), else the server-wide
+// OPENAI_* configuration, else llm.ErrNotConfigured. Every LLM client
+// shares one HTTP connection pool.
+func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error) {
+	cfg, log := b.Config, b.Logger
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	fallback := llm.NewStaticResolver(nil)
+	if cfg.LLMConfigured() {
+		c, err := llm.NewClient(llm.Config{
+			APIKey:      cfg.OpenAIAPIKey,
+			BaseURL:     cfg.OpenAIBaseURL,
+			Model:       cfg.OpenAIModel,
+			CallTimeout: cfg.LLMTimeout,
+		}, llm.WithLogger(log), llm.WithHTTPClient(hc))
+		if err != nil {
+			return nil, fmt.Errorf("llm client: %w", err)
+		}
+		fallback = llm.NewStaticResolver(c)
 	}
-	c, err := llm.NewClient(llm.Config{
-		APIKey:      cfg.OpenAIAPIKey,
-		BaseURL:     cfg.OpenAIBaseURL,
-		Model:       cfg.OpenAIModel,
-		CallTimeout: cfg.LLMTimeout,
-	}, llm.WithLogger(log), llm.WithHTTPClient(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}))
-	if err != nil {
-		return nil, fmt.Errorf("llm client: %w", err)
-	}
-	return llm.NewStaticResolver(c), nil
+	return userllm.New(userllm.Options{
+		Store: b.Store, Groups: groups, Secrets: b.Secrets, Fallback: fallback,
+		HTTPClient: hc, CallTimeout: cfg.LLMTimeout, Logger: log,
+	}), nil
 }
 
 // Registry returns the default agents with their configured tools. gc is
@@ -62,19 +72,21 @@ func Registry(cfg *config.Config, gc *gns3.Client, log *slog.Logger) (*agent.Reg
 	}), nil
 }
 
-// New builds the resolver, the registry and the runtime over st; gc is the
-// GNS3 controller client, nil without GNS3_URL.
-func New(cfg *config.Config, st store.Store, gc *gns3.Client, log *slog.Logger) (*Agent, error) {
-	res, err := Resolver(cfg, log)
+// New builds the resolver, the registry and the runtime over b's store
+// and GNS3 client (nil without GNS3_URL); groups tells users' groups for
+// their inherited LLM configurations (nil: none).
+func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
+	cfg, log := b.Config, b.Logger
+	res, err := Resolver(b, groups)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := Registry(cfg, gc, log)
+	reg, err := Registry(cfg, b.GNS3, log)
 	if err != nil {
 		return nil, err
 	}
 	rt := agent.NewRuntime(agent.Options{
-		Store:       st,
+		Store:       b.Store,
 		Agents:      reg,
 		LLM:         res,
 		Logger:      log,

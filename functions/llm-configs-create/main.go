@@ -1,0 +1,8 @@
+// Command llm-configs-create serves POST /v3/access/users/{user_id}/llm-model-
+// configs (create an LLM configuration), as an AWS Lambda function behind the
+// HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/llmconfigsfn"
+
+func main() { llmconfigsfn.Main("llm-configs-create") }

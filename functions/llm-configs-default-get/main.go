@@ -1,0 +1,8 @@
+// Command llm-configs-default-get serves GET /v3/access/users/{user_id}/llm-
+// model-configs/default (the user's effective default LLM configuration), as
+// an AWS Lambda function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/llmconfigsfn"
+
+func main() { llmconfigsfn.Main("llm-configs-default-get") }

@@ -1,0 +1,8 @@
+// Command llm-configs-delete serves DELETE /v3/access/users/{user_id}/llm-
+// model-configs/{config_id} (delete an LLM configuration), as an AWS Lambda
+// function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/llmconfigsfn"
+
+func main() { llmconfigsfn.Main("llm-configs-delete") }

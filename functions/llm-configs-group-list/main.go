@@ -1,0 +1,8 @@
+// Command llm-configs-group-list serves GET /v3/access/groups/{group_id}/llm-
+// model-configs (a group's LLM configurations; admin token), as an AWS Lambda
+// function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/llmconfigsfn"
+
+func main() { llmconfigsfn.Main("llm-configs-group-list") }

@@ -1,0 +1,8 @@
+// Command llm-configs-list serves GET /v3/access/users/{user_id}/llm-model-
+// configs (the user's own and inherited LLM configurations), as an AWS Lambda
+// function behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/llmconfigsfn"
+
+func main() { llmconfigsfn.Main("llm-configs-list") }

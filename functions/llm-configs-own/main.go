@@ -1,0 +1,8 @@
+// Command llm-configs-own serves GET /v3/access/users/{user_id}/llm-model-
+// configs/own (the user's own LLM configurations), as an AWS Lambda function
+// behind the HTTP API.
+package main
+
+import "agentchat/internal/lambdaapp/llmconfigsfn"
+
+func main() { llmconfigsfn.Main("llm-configs-own") }

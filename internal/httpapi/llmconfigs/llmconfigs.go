@@ -1,0 +1,735 @@
+// Package llmconfigs serves the LLM model configurations of users and
+// groups, the contract of the GNS3 web UI:
+//
+//	GET    /v3/access/users/{user_id}/llm-model-configs                       own + inherited → InheritedList
+//	GET    /v3/access/users/{user_id}/llm-model-configs/own                   own → List
+//	GET    /v3/access/users/{user_id}/llm-model-configs/default               effective default → ConfigWithSource (404 when none)
+//	POST   /v3/access/users/{user_id}/llm-model-configs                       create → 201 Config
+//	PUT    /v3/access/users/{user_id}/llm-model-configs/{config_id}           partial update → Config
+//	DELETE /v3/access/users/{user_id}/llm-model-configs/{config_id}           → 204
+//	PUT    /v3/access/users/{user_id}/llm-model-configs/default/{config_id}   make it the only default → Config
+//
+// and the same under /v3/access/groups/{group_id}/llm-model-configs (but
+// /own), for the holder of ADMIN_TOKEN only. {user_id} names the caller
+// (package userpath): "me", the token's sub, or the caller's GNS3 user_id.
+//
+// A configuration is {config_id, name, model_type, config: {provider,
+// base_url, model, temperature, context_limit, max_tokens?,
+// context_strategy, copilot_mode?, api_key: null, ...extra}, user_id,
+// group_id, is_default, version, created_at, updated_at, api_key_set,
+// api_key_hint?}. The API key is write-only: it is sealed with the
+// secrets.Box (aad KeyAAD) before the store sees it, and never appears in
+// an answer, a log record or an error.
+//
+// Requests come in two forms (see parsePatch): nested ({name, model_type,
+// config: {...}}) and the GNS3 web UI's flat one (config keys at the top
+// level). An update changes only what it names: config is merged key by
+// key (a key given replaces the stored one, a key given as null is
+// removed — temperature and context_strategy then return to their
+// defaults, base_url to the provider's —, an omitted key is kept);
+// api_key omitted or null keeps the stored key, "" removes it. With
+// expected_version, an update of another version is refused with 409.
+// Every update increments version.
+package llmconfigs
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/gns3"
+	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/secrets"
+	"agentchat/internal/store"
+)
+
+// Route paths.
+const (
+	PathUser           = "/v3/access/users/{user_id}/llm-model-configs"
+	PathUserOwn        = PathUser + "/own"
+	PathUserDefault    = PathUser + "/default"
+	PathUserConfig     = PathUser + "/{config_id}"
+	PathUserSetDefault = PathUser + "/default/{config_id}"
+
+	PathGroup           = "/v3/access/groups/{group_id}/llm-model-configs"
+	PathGroupDefault    = PathGroup + "/default"
+	PathGroupConfig     = PathGroup + "/{config_id}"
+	PathGroupSetDefault = PathGroup + "/default/{config_id}"
+)
+
+// Messages.
+const (
+	msgOthers = "You can only manage your own LLM model configurations (use 'me' as the user id)"
+	// MsgNoEncryptionKey answers a request that would store an API key on
+	// a server without an encryption key.
+	MsgNoEncryptionKey = "Storing an API key needs an encryption key, which this server does not have: set ENCRYPTION_KEY (base64 of 32 bytes)"
+	msgAdminOnly       = "Group LLM model configurations are managed with the administrator token (Authorization: Bearer <ADMIN_TOKEN>)"
+	msgNoAdminToken    = "Group LLM model configurations are managed with ADMIN_TOKEN, which this server does not have"
+	msgCannotUnset     = "The default configuration cannot be unset: make another configuration the default instead"
+)
+
+// Options tune the handlers.
+type Options struct {
+	// Secrets seals API keys; nil: a request that stores a key answers
+	// 503 (everything else works).
+	Secrets *secrets.Box
+	// Users resolves {user_id} (nil: "me" and the caller's id only).
+	Users *userpath.Resolver
+	// Groups lists a user's groups (nil: NoGroups).
+	Groups GroupSource
+	// AdminToken guards the group routes (empty: they answer 403).
+	AdminToken string
+	// NewID returns a configuration id (nil: a random UUID).
+	NewID func() string
+}
+
+// Handlers serves the LLM configuration routes.
+type Handlers struct {
+	st store.LLMConfigs
+	o  Options
+}
+
+// New returns the handlers over st.
+func New(st store.LLMConfigs, o Options) *Handlers {
+	if o.Groups == nil {
+		o.Groups = NoGroups{}
+	}
+	if o.NewID == nil {
+		o.NewID = uuid.NewString
+	}
+	return &Handlers{st: st, o: o}
+}
+
+// Routes returns one route per endpoint, for the Lambda functions, each
+// of which mounts one. Mounted together on one router they conflict (a
+// literal /own or /default next to /{config_id} served with other
+// methods): a server serving every route mounts ServerRoutes.
+func (h *Handlers) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodGet, Path: PathUser, Handler: h.listUser},
+		{Method: http.MethodGet, Path: PathUserOwn, Handler: h.listOwn},
+		{Method: http.MethodGet, Path: PathUserDefault, Handler: h.defaultUser},
+		{Method: http.MethodPost, Path: PathUser, Handler: h.createUser},
+		{Method: http.MethodPut, Path: PathUserConfig, Handler: h.updateUser},
+		{Method: http.MethodDelete, Path: PathUserConfig, Handler: h.deleteUser},
+		{Method: http.MethodPut, Path: PathUserSetDefault, Handler: h.setDefaultUser},
+
+		{Method: http.MethodGet, Path: PathGroup, Handler: h.listGroup, Public: true},
+		{Method: http.MethodGet, Path: PathGroupDefault, Handler: h.defaultGroup, Public: true},
+		{Method: http.MethodPost, Path: PathGroup, Handler: h.createGroup, Public: true},
+		{Method: http.MethodPut, Path: PathGroupConfig, Handler: h.updateGroup, Public: true},
+		{Method: http.MethodDelete, Path: PathGroupConfig, Handler: h.deleteGroup, Public: true},
+		{Method: http.MethodPut, Path: PathGroupSetDefault, Handler: h.setDefaultGroup, Public: true},
+	}
+}
+
+// ServerRoutes returns every route for one router (the local server):
+// the same endpoints as Routes, with GET .../own and GET .../default
+// served by one GET .../{config_id} route, which answers 405 for a config
+// id as the router does.
+func (h *Handlers) ServerRoutes() []httpapi.Route {
+	var out []httpapi.Route
+	for _, rt := range h.Routes() {
+		switch rt.Path {
+		case PathUserOwn, PathUserDefault, PathGroupDefault:
+			continue
+		}
+		out = append(out, rt)
+	}
+	user := map[string]http.HandlerFunc{"own": h.listOwn, "default": h.defaultUser}
+	group := map[string]http.HandlerFunc{"default": h.defaultGroup}
+	return append(out,
+		httpapi.Route{Method: http.MethodGet, Path: PathUserConfig, Handler: byConfigID(user)},
+		httpapi.Route{Method: http.MethodGet, Path: PathGroupConfig, Handler: byConfigID(group), Public: true},
+	)
+}
+
+// byConfigID serves GET .../{config_id} by the literal routes of names,
+// and 405 for any other value (a configuration is not read alone).
+func byConfigID(names map[string]http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := names[r.PathValue("config_id")]; ok {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Allow", "PUT, DELETE")
+		httpapi.Error(w, r, http.StatusMethodNotAllowed, "Method GET not allowed; use PUT, DELETE")
+	}
+}
+
+// user returns the caller and the owner of their configurations.
+func (h *Handlers) user(r *http.Request) (auth.Identity, store.Owner, error) {
+	id, err := h.o.Users.Caller(r, msgOthers)
+	if err != nil {
+		return auth.Identity{}, store.Owner{}, err
+	}
+	return id, store.UserOwner(id.UserID), nil
+}
+
+var groupIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// group checks the administrator token and returns the owner {group_id}
+// names (a GNS3 user_group_id; UUIDs are lower-cased).
+func (h *Handlers) group(r *http.Request) (store.Owner, error) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return store.Owner{}, httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
+	}
+	if h.o.AdminToken == "" {
+		return store.Owner{}, httpapi.Errorf(http.StatusForbidden, msgNoAdminToken)
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(h.o.AdminToken)) != 1 {
+		return store.Owner{}, httpapi.Errorf(http.StatusForbidden, msgAdminOnly)
+	}
+	gid := r.PathValue("group_id")
+	if !groupIDPattern.MatchString(gid) {
+		return store.Owner{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid group_id: %q", truncate(gid, 64))
+	}
+	if _, err := uuid.Parse(gid); err == nil && len(gid) == 36 {
+		gid = strings.ToLower(gid)
+	}
+	return store.GroupOwner(gid), nil
+}
+
+// configID returns the {config_id} of the request, a UUID.
+func configID(r *http.Request) (string, error) {
+	id := r.PathValue("config_id")
+	if err := httpapi.ValidateUUID("config_id", id); err != nil {
+		return "", err
+	}
+	return httpapi.NormalizeUUID(id), nil
+}
+
+func notFound(id string) error {
+	return httpapi.Errorf(http.StatusNotFound, "LLM model configuration '%s' not found", id)
+}
+
+func write(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.WriteJSON(w, status, v)
+}
+
+// groupsOf returns the caller's groups, or a 502 when the controller
+// cannot tell.
+func (h *Handlers) groupsOf(ctx context.Context, id auth.Identity) ([]Group, error) {
+	gs, err := h.o.Groups.Groups(ctx, id)
+	if err == nil {
+		return gs, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	httpapi.Logger(ctx).WarnContext(ctx, "could not list the user's groups", "err", err.Error())
+	return nil, httpapi.Errorf(http.StatusBadGateway, "Could not list your groups on the GNS3 controller: %s", describe(err))
+}
+
+// describe is a short, secret-free reason for a GNS3 failure.
+func describe(err error) string { return gns3.Describe(err) }
+
+// statusGroups is the GroupSource of the handlers: failures become the
+// 502 of groupsOf.
+type statusGroups struct{ h *Handlers }
+
+func (s statusGroups) Groups(ctx context.Context, id auth.Identity) ([]Group, error) {
+	return s.h.groupsOf(ctx, id)
+}
+
+func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) {
+	id, owner, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	own, err := h.st.ListLLMConfigs(r.Context(), owner)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("list llm configs: %w", err))
+		return
+	}
+	groups, err := h.groupsOf(r.Context(), id)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	out := InheritedList{Configs: make([]ConfigWithSource, 0, len(own))}
+	var ownDefault, groupDefault *ConfigWithSource
+	for i := range own {
+		v := userView(&own[i])
+		out.Configs = append(out.Configs, v)
+		if own[i].IsDefault && ownDefault == nil {
+			ownDefault = &v
+		}
+	}
+	for _, g := range groups {
+		cs, err := h.st.ListLLMConfigs(r.Context(), store.GroupOwner(g.ID))
+		if err != nil {
+			httpapi.Fail(w, r, fmt.Errorf("list llm configs of group %s: %w", g.ID, err))
+			return
+		}
+		for i := range cs {
+			v := groupView(&cs[i], g)
+			out.Configs = append(out.Configs, v)
+			if cs[i].IsDefault && groupDefault == nil {
+				groupDefault = &v
+			}
+		}
+	}
+	out.DefaultConfig = ownDefault
+	if out.DefaultConfig == nil {
+		out.DefaultConfig = groupDefault
+	}
+	out.Total = len(out.Configs)
+	write(w, http.StatusOK, out)
+}
+
+func (h *Handlers) listOwn(w http.ResponseWriter, r *http.Request) {
+	_, owner, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.list(w, r, owner)
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+	cs, err := h.st.ListLLMConfigs(r.Context(), owner)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("list llm configs: %w", err))
+		return
+	}
+	write(w, http.StatusOK, listView(cs))
+}
+
+func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) {
+	id, _, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	c, g, _, err := effective(r.Context(), h.st, statusGroups{h}, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for user '%s'", id.UserID))
+		return
+	case err != nil:
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if g != nil {
+		write(w, http.StatusOK, groupView(c, *g))
+		return
+	}
+	write(w, http.StatusOK, userView(c))
+}
+
+func (h *Handlers) defaultGroup(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.group(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	c, err := h.st.DefaultLLMConfig(r.Context(), owner)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for group '%s'", owner.GroupID))
+	case err != nil:
+		httpapi.Fail(w, r, fmt.Errorf("default llm config: %w", err))
+	default:
+		write(w, http.StatusOK, View(c))
+	}
+}
+
+func (h *Handlers) createUser(w http.ResponseWriter, r *http.Request) {
+	_, owner, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.create(w, r, owner)
+}
+
+func (h *Handlers) createGroup(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.group(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.create(w, r, owner)
+}
+
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+	raw, err := decodeObject(w, r, false)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	p, err := parsePatch(raw)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if p.expectedVersion != 0 {
+		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Field 'expected_version' is for updates only")
+		return
+	}
+	if p.name == nil {
+		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Field 'name' is required")
+		return
+	}
+	if p.key == keySet && h.o.Secrets == nil {
+		httpapi.Error(w, r, http.StatusServiceUnavailable, MsgNoEncryptionKey)
+		return
+	}
+	c := &store.LLMConfig{ID: h.o.NewID(), Owner: owner, Name: *p.name, ModelType: DefaultModelType, Config: maps.Clone(p.set)}
+	if p.modelType != nil {
+		c.ModelType = *p.modelType
+	}
+	if err := finalize(c.Config, p.prefix); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if err := h.seal(c, p); err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	c.IsDefault = p.isDefault != nil && *p.isDefault
+	if err := h.st.CreateLLMConfig(r.Context(), c); err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("create llm config: %w", err))
+		return
+	}
+	stored, err := h.st.GetLLMConfig(r.Context(), owner, c.ID)
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("read created llm config: %w", err))
+		return
+	}
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config created", "config_id", c.ID, "owner", ownerKind(owner), "api_key_set", c.APIKeyCipher != "", "default", stored.IsDefault)
+	write(w, http.StatusCreated, View(stored))
+}
+
+// seal applies the request's API key to c: sealed with the Box (set),
+// cleared (remove) or left as it is (keep).
+func (h *Handlers) seal(c *store.LLMConfig, p *patch) error {
+	switch p.key {
+	case keyRemove:
+		c.APIKeyCipher, c.APIKeyHint = "", ""
+	case keySet:
+		if h.o.Secrets == nil {
+			return httpapi.Errorf(http.StatusServiceUnavailable, MsgNoEncryptionKey)
+		}
+		sealed, err := h.o.Secrets.Seal(p.apiKey, KeyAAD(c.Owner, c.ID))
+		if err != nil {
+			return errors.New("seal the api key failed") // the cause could hold no secret, but stay terse
+		}
+		c.APIKeyCipher, c.APIKeyHint = sealed, secrets.Hint(p.apiKey)
+	}
+	return nil
+}
+
+func ownerKind(o store.Owner) string {
+	if o.GroupID != "" {
+		return "group"
+	}
+	return "user"
+}
+
+func (h *Handlers) updateUser(w http.ResponseWriter, r *http.Request) {
+	_, owner, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.update(w, r, owner)
+}
+
+func (h *Handlers) updateGroup(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.group(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.update(w, r, owner)
+}
+
+// maxUpdateAttempts bounds the attempts of an update without
+// expected_version that races with other writes (each round of racing
+// writers lets at least one through).
+const maxUpdateAttempts = 16
+
+// backoff waits a little (growing, jittered) before attempt n again.
+func backoff(ctx context.Context, n int) error {
+	d := time.Duration(n)*time.Millisecond + time.Duration(rand.Int64N(int64(2*time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+	id, err := configID(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	raw, err := decodeObject(w, r, false)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	p, err := parsePatch(raw)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if p.key == keySet && h.o.Secrets == nil {
+		httpapi.Error(w, r, http.StatusServiceUnavailable, MsgNoEncryptionKey)
+		return
+	}
+	ctx := r.Context()
+	var out *store.LLMConfig
+	for attempt := 1; ; attempt++ {
+		cur, err := h.st.GetLLMConfig(ctx, owner, id)
+		if errors.Is(err, store.ErrNotFound) {
+			httpapi.Fail(w, r, notFound(id))
+			return
+		}
+		if err != nil {
+			httpapi.Fail(w, r, fmt.Errorf("read llm config: %w", err))
+			return
+		}
+		if p.expectedVersion != 0 && p.expectedVersion != cur.Version {
+			httpapi.Fail(w, r, conflict(p.expectedVersion, cur.Version))
+			return
+		}
+		if _, ok := h.st.(defaultUnsetter); !ok && p.isDefault != nil && !*p.isDefault && cur.IsDefault {
+			httpapi.Error(w, r, http.StatusUnprocessableEntity, msgCannotUnset)
+			return
+		}
+		next, err := p.apply(cur)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		if err := h.seal(next, p); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		// Without expected_version the merge is still made on the version
+		// read: a write in between is merged again, not overwritten.
+		out, err = h.st.UpdateLLMConfig(ctx, next, cur.Version)
+		var vc *store.VersionConflictError
+		switch {
+		case err == nil:
+		case errors.Is(err, store.ErrNotFound):
+			httpapi.Fail(w, r, notFound(id))
+			return
+		case errors.As(err, &vc) && p.expectedVersion == 0 && attempt < maxUpdateAttempts:
+			if err := backoff(ctx, attempt); err != nil {
+				httpapi.Fail(w, r, err)
+				return
+			}
+			continue
+		case errors.As(err, &vc):
+			httpapi.Fail(w, r, conflict(cur.Version, vc.Current))
+			return
+		default:
+			httpapi.Fail(w, r, fmt.Errorf("update llm config: %w", err))
+			return
+		}
+		break
+	}
+	if p.isDefault != nil {
+		d, err := h.applyDefault(ctx, out, *p.isDefault)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		out = d
+	}
+	httpapi.Logger(ctx).InfoContext(ctx, "llm config updated", "config_id", id, "owner", ownerKind(owner), "version", out.Version, "api_key_set", out.APIKeyCipher != "")
+	write(w, http.StatusOK, View(out))
+}
+
+// conflict is the 409 of a version mismatch.
+func conflict(expected, current int64) error {
+	return httpapi.Errorf(http.StatusConflict, "Concurrent modification detected. Expected version %d, but current version is %d. Please retry.", expected, current)
+}
+
+// apply returns cur with the patch applied (the key is sealed apart).
+func (p *patch) apply(cur *store.LLMConfig) (*store.LLMConfig, error) {
+	next := *cur
+	next.Config = maps.Clone(cur.Config)
+	if next.Config == nil {
+		next.Config = map[string]any{}
+	}
+	if p.name != nil {
+		next.Name = *p.name
+	}
+	if p.modelType != nil {
+		next.ModelType = *p.modelType
+	}
+	oldProvider, _ := cur.Config[fieldProvider].(string)
+	oldURL, _ := cur.Config[fieldBaseURL].(string)
+	for _, k := range p.unset {
+		delete(next.Config, k)
+	}
+	maps.Copy(next.Config, p.set)
+	// A base URL that was the old provider's default follows a change of
+	// provider, unless the request names one.
+	_, urlGiven := p.set[fieldBaseURL]
+	if newProvider, ok := p.set[fieldProvider].(string); ok && !urlGiven && !strings.EqualFold(newProvider, oldProvider) {
+		if def, ok := DefaultBaseURL(oldProvider); ok && def == oldURL {
+			next.Config[fieldBaseURL] = ""
+		}
+	}
+	if err := finalize(next.Config, p.prefix); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// defaultUnsetter is a store that can clear an owner's default.
+type defaultUnsetter interface {
+	UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id string) error
+}
+
+// applyDefault makes c the owner's default (on) or not (off).
+func (h *Handlers) applyDefault(ctx context.Context, c *store.LLMConfig, on bool) (*store.LLMConfig, error) {
+	if on {
+		if c.IsDefault {
+			return c, nil
+		}
+		d, err := h.st.SetDefaultLLMConfig(ctx, c.Owner, c.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, notFound(c.ID)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("set default llm config: %w", err)
+		}
+		return d, nil
+	}
+	if !c.IsDefault {
+		return c, nil
+	}
+	u, ok := h.st.(defaultUnsetter)
+	if !ok {
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, msgCannotUnset)
+	}
+	if err := u.UnsetDefaultLLMConfig(ctx, c.Owner, c.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("unset default llm config: %w", err)
+	}
+	d, err := h.st.GetLLMConfig(ctx, c.Owner, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound(c.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read llm config: %w", err)
+	}
+	return d, nil
+}
+
+func (h *Handlers) deleteUser(w http.ResponseWriter, r *http.Request) {
+	_, owner, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.delete(w, r, owner)
+}
+
+func (h *Handlers) deleteGroup(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.group(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.delete(w, r, owner)
+}
+
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+	id, err := configID(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	err = h.st.DeleteLLMConfig(r.Context(), owner, id)
+	if errors.Is(err, store.ErrNotFound) {
+		httpapi.Fail(w, r, notFound(id))
+		return
+	}
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("delete llm config: %w", err))
+		return
+	}
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config deleted", "config_id", id, "owner", ownerKind(owner))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handlers) setDefaultUser(w http.ResponseWriter, r *http.Request) {
+	_, owner, err := h.user(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.setDefault(w, r, owner)
+}
+
+func (h *Handlers) setDefaultGroup(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.group(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.setDefault(w, r, owner)
+}
+
+func (h *Handlers) setDefault(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+	id, err := configID(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	raw, err := decodeObject(w, r, true)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	for _, k := range orderedKeys(raw, nil) {
+		httpapi.Fail(w, r, unprocessable("Unknown field '%s' (the body of this route is {})", truncate(k, 64)))
+		return
+	}
+	c, err := h.st.SetDefaultLLMConfig(r.Context(), owner, id)
+	if errors.Is(err, store.ErrNotFound) {
+		httpapi.Fail(w, r, notFound(id))
+		return
+	}
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("set default llm config: %w", err))
+		return
+	}
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config made default", "config_id", id, "owner", ownerKind(owner))
+	write(w, http.StatusOK, View(c))
+}
+
+func (h *Handlers) listGroup(w http.ResponseWriter, r *http.Request) {
+	owner, err := h.group(r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	h.list(w, r, owner)
+}
