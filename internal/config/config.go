@@ -94,6 +94,10 @@ type Config struct {
 	// GNS3URL is the GNS3 controller base URL (GNS3_URL); empty means every
 	// project counts as opened and the GNS3 tools report "GNS3 not configured".
 	GNS3URL string
+	// BlockedCommands are the command prefixes the console tools never send
+	// (BLOCKED_COMMANDS, comma-separated); nil: the tools' defaults, empty
+	// and not nil (BLOCKED_COMMANDS set to "none"): nothing is blocked.
+	BlockedCommands []string
 	// SeerrURL is the Overseerr/Jellyseerr base URL (SEERR_URL).
 	SeerrURL string
 	// SeerrAPIKey is sent as X-Api-Key to Seerr (SEERR_API_KEY). Secret.
@@ -316,6 +320,7 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	}
 
 	c.GNS3URL = l.httpURL("GNS3_URL")
+	c.BlockedCommands = blockedCommands(l.str("BLOCKED_COMMANDS"))
 	c.SeerrURL = l.httpURL("SEERR_URL")
 	c.SeerrAPIKey = l.str("SEERR_API_KEY")
 	switch {
@@ -448,6 +453,24 @@ func (c Config) LLMConfigured() bool { return c.OpenAIAPIKey != "" || c.OpenAIBa
 // GNS3Configured reports whether a GNS3 controller is configured.
 func (c Config) GNS3Configured() bool { return c.GNS3URL != "" }
 
+// blockedCommands parses BLOCKED_COMMANDS: unset is nil (the defaults),
+// "none" an empty list, else the comma-separated prefixes, trimmed.
+func blockedCommands(v string) []string {
+	if v == "" {
+		return nil
+	}
+	if strings.EqualFold(v, "none") {
+		return []string{}
+	}
+	out := []string{}
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // SeerrConfigured reports whether Seerr is configured for the media agent.
 func (c Config) SeerrConfigured() bool { return c.SeerrURL != "" && c.SeerrAPIKey != "" }
 
@@ -495,6 +518,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_secret", setOrUnset(len(c.JWTSecret) > 0)),
 		slog.String("admin_token", setOrUnset(c.AdminToken != "")),
 		slog.String("gns3_url", redactURL(c.GNS3URL)),
+		slog.Int("blocked_commands", len(c.BlockedCommands)),
 		slog.String("seerr_url", redactURL(c.SeerrURL)),
 		slog.String("seerr_api_key", setOrUnset(c.SeerrAPIKey != "")),
 		slog.String("encryption_key", setOrUnset(len(c.EncryptionKey) > 0)),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -326,6 +327,33 @@ func TestNoSecretsInOutput(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s lacks %q: %s", name, want, out)
 			}
+		}
+	}
+}
+
+func TestBlockedCommands(t *testing.T) {
+	tests := []struct {
+		env  string
+		want []string
+	}{
+		{"", nil},
+		{"none", []string{}},
+		{"NONE", []string{}},
+		{"reload, erase ,,write erase", []string{"reload", "erase", "write erase"}},
+		{" , ", []string{}},
+	}
+	for _, tc := range tests {
+		cfg, err := Load(func(k string) string {
+			if k == "BLOCKED_COMMANDS" {
+				return tc.env
+			}
+			return ""
+		}, LocalDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (cfg.BlockedCommands == nil) != (tc.want == nil) || !slices.Equal(cfg.BlockedCommands, tc.want) {
+			t.Errorf("BLOCKED_COMMANDS=%q: %#v, want %#v", tc.env, cfg.BlockedCommands, tc.want)
 		}
 	}
 }

@@ -99,6 +99,13 @@ type LLMConfigs interface {
 	// SetDefaultLLMConfig makes id the owner's only default and returns it;
 	// ErrNotFound when the owner has no such configuration.
 	SetDefaultLLMConfig(ctx context.Context, owner Owner, id string) (*LLMConfig, error)
+	// UnsetDefaultLLMConfig removes the owner's default mark if it is on
+	// id, leaving the owner with no default. It is conditional: when the
+	// default is another configuration (or there is none) nothing changes,
+	// so it never unsets a default that another request has just moved to
+	// another configuration. ErrNotFound when the owner has no
+	// configuration id; no error when id exists but is not the default.
+	UnsetDefaultLLMConfig(ctx context.Context, owner Owner, id string) error
 	// DefaultLLMConfig returns the owner's default; ErrNotFound when none.
 	DefaultLLMConfig(ctx context.Context, owner Owner) (*LLMConfig, error)
 	// DeleteLLMConfig removes the owner's configuration (and its default

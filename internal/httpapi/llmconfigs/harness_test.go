@@ -23,6 +23,7 @@ import (
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/secrets"
+	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
 	"agentchat/internal/syncbuf"
 )
@@ -57,9 +58,12 @@ type envOptions struct {
 	noGNS3     bool
 	noBox      bool
 	adminToken string
-	// endpoints mounts Routes (one route per endpoint) on one router per
-	// route instead of ServerRoutes.
+	// gns3URL, when set, is the GNS3 controller to use instead of the
+	// fake one.
 	gns3URL string
+	// wrapStore, when set, gives the store the handlers use in place of
+	// the SQLite store (e.st stays the SQLite store).
+	wrapStore func(*sqlite.Store) store.LLMConfigs
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -98,7 +102,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	e.users = userpath.New(client)
 	e.groups = llmconfigs.NewGroupSource(client, e.users, 0)
-	e.handler = llmconfigs.New(st, llmconfigs.Options{Secrets: e.box, Users: e.users, Groups: e.groups, AdminToken: o.adminToken})
+	var hst store.LLMConfigs = st
+	if o.wrapStore != nil {
+		hst = o.wrapStore(st)
+	}
+	e.handler = llmconfigs.New(hst, llmconfigs.Options{Secrets: e.box, Users: e.users, Groups: e.groups, AdminToken: o.adminToken})
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := httpapi.NewRouter(httpapi.Deps{Auth: a, Logger: log}, e.handler.ServerRoutes()...)
 	e.server = httptest.NewServer(h)

@@ -29,7 +29,10 @@
 // defaults, base_url to the provider's —, an omitted key is kept);
 // api_key omitted or null keeps the stored key, "" removes it. With
 // expected_version, an update of another version is refused with 409.
-// Every update increments version.
+// Every update increments version. is_default true makes the configuration
+// the owner's only default; false unsets it when it is the default (the
+// owner then has none, unless another request has meanwhile made another
+// configuration the default, which stays) and changes nothing otherwise.
 package llmconfigs
 
 import (
@@ -76,7 +79,6 @@ const (
 	MsgNoEncryptionKey = "Storing an API key needs an encryption key, which this server does not have: set ENCRYPTION_KEY (base64 of 32 bytes)"
 	msgAdminOnly       = "Group LLM model configurations are managed with the administrator token (Authorization: Bearer <ADMIN_TOKEN>)"
 	msgNoAdminToken    = "Group LLM model configurations are managed with ADMIN_TOKEN, which this server does not have"
-	msgCannotUnset     = "The default configuration cannot be unset: make another configuration the default instead"
 )
 
 // Options tune the handlers.
@@ -515,10 +517,6 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 			httpapi.Fail(w, r, conflict(p.expectedVersion, cur.Version))
 			return
 		}
-		if _, ok := h.st.(defaultUnsetter); !ok && p.isDefault != nil && !*p.isDefault && cur.IsDefault {
-			httpapi.Error(w, r, http.StatusUnprocessableEntity, msgCannotUnset)
-			return
-		}
 		next, err := p.apply(cur)
 		if err != nil {
 			httpapi.Fail(w, r, err)
@@ -602,12 +600,10 @@ func (p *patch) apply(cur *store.LLMConfig) (*store.LLMConfig, error) {
 	return &next, nil
 }
 
-// defaultUnsetter is a store that can clear an owner's default.
-type defaultUnsetter interface {
-	UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id string) error
-}
-
-// applyDefault makes c the owner's default (on) or not (off).
+// applyDefault makes c the owner's default (on) or not (off). Off is a
+// no-op when c is not the default; when it is, the owner is left with no
+// default, unless another request has meanwhile made another configuration
+// the default (the store's unset is conditional on c).
 func (h *Handlers) applyDefault(ctx context.Context, c *store.LLMConfig, on bool) (*store.LLMConfig, error) {
 	if on {
 		if c.IsDefault {
@@ -625,11 +621,11 @@ func (h *Handlers) applyDefault(ctx context.Context, c *store.LLMConfig, on bool
 	if !c.IsDefault {
 		return c, nil
 	}
-	u, ok := h.st.(defaultUnsetter)
-	if !ok {
-		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, msgCannotUnset)
+	err := h.st.UnsetDefaultLLMConfig(ctx, c.Owner, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound(c.ID)
 	}
-	if err := u.UnsetDefaultLLMConfig(ctx, c.Owner, c.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil {
 		return nil, fmt.Errorf("unset default llm config: %w", err)
 	}
 	d, err := h.st.GetLLMConfig(ctx, c.Owner, c.ID)

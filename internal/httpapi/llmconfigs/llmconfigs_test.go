@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"agentchat/internal/agents"
@@ -18,6 +19,7 @@ import (
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
+	"agentchat/internal/store/sqlite"
 )
 
 const (
@@ -646,41 +648,151 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-// TestUnsetDefault: is_default false (the web UI's "unset default").
+// TestUnsetDefault: is_default false (the web UI's "unset default") on
+// the default leaves the owner with none; on another configuration it
+// changes no default.
 func TestUnsetDefault(t *testing.T) {
 	e := newEnv(t, envOptions{})
+	ctx := context.Background()
 	c := e.create(t, "alice", map[string]any{"name": "n", "is_default": true, "config": map[string]any{"provider": "openai", "model": "m", "context_limit": 8}})
-	// A configuration that is not the default: nothing to do.
 	o := e.create(t, "alice", nested("other", nil))
-	if u := decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+o.ConfigID, map[string]any{"is_default": false}), http.StatusOK)); u.IsDefault {
+	bob := e.create(t, "bob", withDefault(nested("bob's", nil)))
+
+	// A configuration that is not the default: the default stays.
+	u := decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+o.ConfigID, map[string]any{"is_default": false}), http.StatusOK))
+	if u.IsDefault || u.ConfigID != o.ConfigID {
+		t.Fatalf("non-default after is_default false: %+v", u)
+	}
+	if d := decodeConfig(t, must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusOK)); d.ConfigID != c.ConfigID {
+		t.Fatalf("default after unsetting a non-default: %+v, want %s", d, c.ConfigID)
+	}
+
+	// The default: 200 with is_default false and the other changes made;
+	// the owner has no default left.
+	u = decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+c.ConfigID, map[string]any{"is_default": false, "name": "changed"}), http.StatusOK))
+	if u.IsDefault || u.Name != "changed" || u.Version != 2 {
+		t.Fatalf("after unsetting the default: %+v, want is_default false, name changed, version 2", u)
+	}
+	must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusNotFound)
+	if _, err := e.st.DefaultLLMConfig(ctx, store.UserOwner("alice")); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("store default after unsetting: %v, want ErrNotFound", err)
+	}
+	for _, l := range decodeList(t, must(t, e.as(t, "alice", http.MethodGet, ownPath, nil), http.StatusOK)).Configs {
+		if l.IsDefault {
+			t.Fatalf("%s still listed as default", l.ConfigID)
+		}
+	}
+	// Another user's default is untouched.
+	if d, err := e.st.DefaultLLMConfig(ctx, store.UserOwner("bob")); err != nil || d.ID != bob.ConfigID {
+		t.Fatalf("bob's default %+v, %v", d, err)
+	}
+	// Again, with no default at all: nothing to do.
+	if u := decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+c.ConfigID, map[string]any{"is_default": false}), http.StatusOK)); u.IsDefault {
 		t.Fatal("became default")
 	}
-	r := e.as(t, "alice", http.MethodPut, mine+"/"+c.ConfigID, map[string]any{"is_default": false, "name": "changed"})
-	switch r.status {
-	case http.StatusOK: // the store can unset
-		if decodeConfig(t, r).IsDefault {
-			t.Fatal("still default")
-		}
-		must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusNotFound)
-	case http.StatusUnprocessableEntity:
-		if r.message() != "The default configuration cannot be unset: make another configuration the default instead" {
-			t.Fatalf("%s", r.body)
-		}
-		// Refused before anything changed.
-		got := decodeConfig(t, must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusOK))
-		if got.Name != "n" || got.Version != 1 {
-			t.Fatalf("changed anyway: %+v", got)
-		}
-	default:
-		t.Fatalf("%d %s", r.status, r.body)
-	}
+	must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusNotFound)
+
 	// is_default true in an update makes it the default.
-	u := decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+o.ConfigID, map[string]any{"is_default": true}), http.StatusOK))
+	u = decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+o.ConfigID, map[string]any{"is_default": true}), http.StatusOK))
 	if !u.IsDefault {
 		t.Fatal("not default")
 	}
 	if d := decodeConfig(t, must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusOK)); d.ConfigID != o.ConfigID {
 		t.Fatalf("default %+v", d)
+	}
+	// Another user cannot unset it.
+	must(t, e.as(t, "bob", http.MethodPut, mine+"/"+o.ConfigID, map[string]any{"is_default": false}), http.StatusNotFound)
+	if d := decodeConfig(t, must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusOK)); d.ConfigID != o.ConfigID {
+		t.Fatalf("default after bob's attempt %+v", d)
+	}
+}
+
+// TestUnsetGroupDefault: is_default false on a group's default, with the
+// administrator token.
+func TestUnsetGroupDefault(t *testing.T) {
+	e := newEnv(t, envOptions{adminToken: adminToken})
+	gpath := "/v3/access/groups/staff/llm-model-configs"
+	g := decodeConfig(t, must(t, e.admin(t, http.MethodPost, gpath, withDefault(nested("team", nil))), http.StatusCreated))
+	h := decodeConfig(t, must(t, e.admin(t, http.MethodPost, gpath, nested("spare", nil)), http.StatusCreated))
+	if u := decodeConfig(t, must(t, e.admin(t, http.MethodPut, gpath+"/"+h.ConfigID, map[string]any{"is_default": false}), http.StatusOK)); u.IsDefault {
+		t.Fatal("non-default became default")
+	}
+	if d := decodeConfig(t, must(t, e.admin(t, http.MethodGet, gpath+"/default", nil), http.StatusOK)); d.ConfigID != g.ConfigID {
+		t.Fatalf("group default %+v, want %s", d, g.ConfigID)
+	}
+	if u := decodeConfig(t, must(t, e.admin(t, http.MethodPut, gpath+"/"+g.ConfigID, map[string]any{"is_default": false}), http.StatusOK)); u.IsDefault {
+		t.Fatal("still default")
+	}
+	must(t, e.admin(t, http.MethodGet, gpath+"/default", nil), http.StatusNotFound)
+}
+
+// racingStore makes another configuration the default just before each
+// unset reaches the store.
+type racingStore struct {
+	store.LLMConfigs
+	other func() string
+}
+
+func (s racingStore) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id string) error {
+	if other := s.other(); other != "" {
+		if _, err := s.SetDefaultLLMConfig(ctx, owner, other); err != nil {
+			return err
+		}
+	}
+	return s.LLMConfigs.UnsetDefaultLLMConfig(ctx, owner, id)
+}
+
+// TestUnsetDefaultRacesSetDefault: a default moved to another
+// configuration between the update and the unset stays; the answer tells
+// the configuration is not the default.
+func TestUnsetDefaultRacesSetDefault(t *testing.T) {
+	var other atomic.Value
+	other.Store("")
+	e := newEnv(t, envOptions{wrapStore: func(st *sqlite.Store) store.LLMConfigs {
+		return racingStore{LLMConfigs: st, other: func() string { return other.Load().(string) }}
+	}})
+	c := e.create(t, "alice", withDefault(nested("n", nil)))
+	o := e.create(t, "alice", nested("other", nil))
+	other.Store(o.ConfigID)
+	u := decodeConfig(t, must(t, e.as(t, "alice", http.MethodPut, mine+"/"+c.ConfigID, map[string]any{"is_default": false}), http.StatusOK))
+	if u.IsDefault {
+		t.Fatalf("answer %+v: is_default true", u)
+	}
+	if d := decodeConfig(t, must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusOK)); d.ConfigID != o.ConfigID {
+		t.Fatalf("default %+v, want %s (set meanwhile)", d, o.ConfigID)
+	}
+}
+
+// TestUnsetDefaultConcurrent: PUT is_default false on the default against
+// PUT .../default/{other}: in either order other ends as the default.
+func TestUnsetDefaultConcurrent(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.create(t, "alice", nested("n", nil))
+	o := e.create(t, "alice", nested("other", nil))
+	for round := range 10 {
+		must(t, e.as(t, "alice", http.MethodPut, mine+"/default/"+c.ConfigID, nil), http.StatusOK)
+		var wg sync.WaitGroup
+		var unset, set *response
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			unset = e.as(t, "alice", http.MethodPut, mine+"/"+c.ConfigID, map[string]any{"is_default": false})
+		})
+		wg.Go(func() {
+			<-start
+			set = e.as(t, "alice", http.MethodPut, mine+"/default/"+o.ConfigID, nil)
+		})
+		close(start)
+		wg.Wait()
+		if unset.status != http.StatusOK || set.status != http.StatusOK {
+			t.Fatalf("round %d: unset %d %s, set %d %s", round, unset.status, unset.body, set.status, set.body)
+		}
+		if decodeConfig(t, unset).IsDefault {
+			t.Fatalf("round %d: unset answered is_default true", round)
+		}
+		if d := decodeConfig(t, must(t, e.as(t, "alice", http.MethodGet, defPath, nil), http.StatusOK)); d.ConfigID != o.ConfigID {
+			t.Fatalf("round %d: default %s, want %s", round, d.ConfigID, o.ConfigID)
+		}
 	}
 }
 

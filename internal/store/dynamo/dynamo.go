@@ -41,8 +41,9 @@
 // extra keys round-trip exactly as encoding/json writes and reads them)
 // and a version that every update increments under a condition on the
 // expected version. The owner's default is a single pointer item, written
-// with one PutItem, so there is at most one default per owner without
-// transactions; see llmconfigs.go.
+// with one PutItem and removed with one DeleteItem conditioned on the
+// configuration it names, so there is at most one default per owner
+// without transactions; see llmconfigs.go.
 //
 // A device lock item (store.DeviceLocks) is written with a PutItem
 // conditioned on its absence, its owner or its expiry, and deleted with a

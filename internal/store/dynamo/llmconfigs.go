@@ -23,8 +23,11 @@ import (
 // item per owner (SK LLMCFG_DEFAULT) naming the default configuration:
 // setting a default is one PutItem that replaces the pointer, so there is
 // at most one default per owner by construction, and concurrent
-// SetDefaultLLMConfig calls simply leave the last write. IsDefault is
-// derived on every read by comparing the pointer with the configuration.
+// SetDefaultLLMConfig calls simply leave the last write. Unsetting the
+// default is one DeleteItem of the pointer conditioned on the config_id it
+// names, so it never removes a default moved meanwhile to another
+// configuration. IsDefault is derived on every read by comparing the
+// pointer with the configuration.
 //
 // The pointer names the configuration by id and incarnation (a random
 // value given to each configuration item when it is created), so that a
@@ -406,6 +409,46 @@ func (s *Store) SetDefaultLLMConfig(ctx context.Context, owner store.Owner, id s
 	return llmConfigFromItem(it, pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation)})
 }
 
+// UnsetDefaultLLMConfig implements store.LLMConfigs: a consistent read of
+// the configuration (ErrNotFound when it is absent), then one DeleteItem of
+// the owner's default pointer conditioned on its config_id being id, so
+// that a default moved meanwhile to another configuration stays. A failed
+// condition (the pointer names another configuration, or there is none)
+// is no error: id is not the default.
+func (s *Store) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id string) error {
+	pk, ok := ownerPK(owner)
+	if !ok || id == "" {
+		return fmt.Errorf("unset default LLM configuration %q: %w", id, store.ErrNotFound)
+	}
+	it, err := s.getItem(ctx, pk, llmConfigSK(id))
+	if err != nil {
+		return fmt.Errorf("unset default LLM configuration %s: %w", id, err)
+	}
+	if it == nil {
+		return fmt.Errorf("unset default LLM configuration %s: %w", id, store.ErrNotFound)
+	}
+	if err := s.deleteDefaultOf(ctx, pk, id); err != nil {
+		return fmt.Errorf("unset default LLM configuration %s: %w", id, err)
+	}
+	return nil
+}
+
+// deleteDefaultOf deletes the owner's default pointer if it names the
+// configuration id; nil also when it names another one or there is none.
+func (s *Store) deleteDefaultOf(ctx context.Context, pk, id string) error {
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(pk, llmDefaultSK),
+		ConditionExpression:       aws.String("#id = :id"),
+		ExpressionAttributeNames:  map[string]string{"#id": lcID},
+		ExpressionAttributeValues: item{":id": avS(id)},
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	return err
+}
+
 // DefaultLLMConfig implements store.LLMConfigs: the pointer, then the
 // configuration it names. A pointer to a configuration that is gone is no
 // default, unless the pointer moved meanwhile (then it is read again).
@@ -458,14 +501,7 @@ func (s *Store) DeleteLLMConfig(ctx context.Context, owner store.Owner, id strin
 	if err != nil {
 		return fmt.Errorf("delete LLM configuration %s: %w", id, err)
 	}
-	_, err = s.client.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       keyOf(pk, llmDefaultSK),
-		ConditionExpression:       aws.String("#id = :id"),
-		ExpressionAttributeNames:  map[string]string{"#id": lcID},
-		ExpressionAttributeValues: item{":id": avS(id)},
-	})
-	if err != nil && !isConditionFailed(err) {
+	if err := s.deleteDefaultOf(context.WithoutCancel(ctx), pk, id); err != nil {
 		s.log.Warn("delete LLM configuration: the default pointer was left behind (it names a deleted configuration, read as no default)",
 			"config_id", id, "error", err)
 	}

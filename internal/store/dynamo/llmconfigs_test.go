@@ -178,3 +178,49 @@ func TestLLMConfigCreateDefaultFails(t *testing.T) {
 		t.Errorf("CreateLLMConfig(second) again: %v", err)
 	}
 }
+
+// UnsetDefaultLLMConfig reads the configuration, then deletes the pointer
+// under a condition on its config_id: a SetDefaultLLMConfig of another
+// configuration landing between the two keeps its default.
+func TestLLMConfigUnsetRacesSetDefault(t *testing.T) {
+	var (
+		s     *Store
+		race  atomic.Bool
+		raced error
+	)
+	owner := store.UserOwner("alice")
+	s = newObservedStore(t, "", func(op string, in any) error {
+		if op == "DeleteItem" && skOf(in) == llmDefaultSK && race.CompareAndSwap(true, false) {
+			_, raced = s.SetDefaultLLMConfig(t.Context(), owner, "other")
+		}
+		return nil
+	}, nil)
+	ctx := t.Context()
+	for _, c := range []*store.LLMConfig{{ID: "a", Owner: owner, IsDefault: true}, {ID: "other", Owner: owner}} {
+		if err := s.CreateLLMConfig(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	race.Store(true)
+	if err := s.UnsetDefaultLLMConfig(ctx, owner, "a"); err != nil {
+		t.Fatalf("UnsetDefaultLLMConfig(a) raced by SetDefaultLLMConfig(other): %v", err)
+	}
+	if race.Load() || raced != nil {
+		t.Fatalf("the racing SetDefaultLLMConfig did not run before the pointer delete (pending %v, error %v)", race.Load(), raced)
+	}
+	if got, err := s.DefaultLLMConfig(ctx, owner); err != nil || got.ID != "other" {
+		t.Fatalf("DefaultLLMConfig = %+v, %v; want other (the unset of a must not remove it)", got, err)
+	}
+
+	// Without a race the pointer goes; unsetting with no pointer is no
+	// error.
+	if err := s.UnsetDefaultLLMConfig(ctx, owner, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.readDefault(ctx, userPK("alice")); err != nil || p != (pointer{}) {
+		t.Fatalf("pointer after unsetting %+v, %v; want none", p, err)
+	}
+	if err := s.UnsetDefaultLLMConfig(ctx, owner, "other"); err != nil {
+		t.Errorf("UnsetDefaultLLMConfig with no pointer: %v, want nil", err)
+	}
+}

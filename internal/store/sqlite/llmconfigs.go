@@ -295,6 +295,37 @@ func (s *Store) SetDefaultLLMConfig(ctx context.Context, owner store.Owner, id s
 	return out, nil
 }
 
+// UnsetDefaultLLMConfig implements store.LLMConfigs in one transaction:
+// the owner's default row is deleted only where it names id (a default on
+// another configuration stays), then, when nothing was deleted, the
+// configuration's existence decides between no error and ErrNotFound.
+func (s *Store) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id string) error {
+	kind, ownerID, ok := ownerArgs(owner)
+	if !ok {
+		return fmt.Errorf("unset default LLM configuration %s: %w", id, store.ErrNotFound)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM llm_config_defaults WHERE owner_kind = ? AND owner_id = ? AND config_id = ?`,
+			kind, ownerID, id)
+		if err := oneRow(res, err, errNoChange); !errors.Is(err, errNoChange) {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM llm_configs WHERE owner_kind = ? AND owner_id = ? AND config_id = ?`,
+			kind, ownerID, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("unset default LLM configuration %s: %w", id, err)
+	}
+	return nil
+}
+
 // DefaultLLMConfig implements store.LLMConfigs.
 func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store.LLMConfig, error) {
 	kind, ownerID, ok := ownerArgs(owner)

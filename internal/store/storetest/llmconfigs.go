@@ -33,6 +33,8 @@ var llmTests = []struct {
 	{"LLMConfigDefault", testLLMConfigDefault},
 	{"LLMConfigCreateDefault", testLLMConfigCreateDefault},
 	{"LLMConfigConcurrentDefault", testLLMConfigConcurrentDefault},
+	{"LLMConfigUnsetDefault", testLLMConfigUnsetDefault},
+	{"LLMConfigConcurrentUnsetDefault", testLLMConfigConcurrentUnsetDefault},
 	{"LLMConfigDelete", testLLMConfigDelete},
 	{"LLMConfigRoundTrip", testLLMConfigRoundTrip},
 }
@@ -724,6 +726,140 @@ func testLLMConfigConcurrentDefault(t *testing.T, s store.Store) {
 		noErr(t, "DefaultLLMConfig", err)
 		checkDefault(t, s, owner, d.ID)
 		checkDefault(t, s, other, g.ID)
+	}
+}
+
+func testLLMConfigUnsetDefault(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	alice, admins := store.UserOwner("alice"), store.GroupOwner("admins")
+	a := createLLM(t, s, newLLMConfig(alice, "a"))
+	b := createLLM(t, s, newLLMConfig(alice, "b"))
+	g := createLLM(t, s, newLLMConfig(admins, "g"))
+	if _, err := s.SetDefaultLLMConfig(ctx, admins, g.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// No default at all: nothing to unset.
+	noErr(t, "UnsetDefaultLLMConfig(a) with no default", s.UnsetDefaultLLMConfig(ctx, alice, a.ID))
+	checkDefault(t, s, alice, "")
+
+	if _, err := s.SetDefaultLLMConfig(ctx, alice, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A configuration that is not the default: the default stays.
+	noErr(t, "UnsetDefaultLLMConfig(non-default)", s.UnsetDefaultLLMConfig(ctx, alice, b.ID))
+	checkDefault(t, s, alice, a.ID)
+
+	// Unknown ids, another owner's configuration and invalid owners are
+	// not found, and change nothing.
+	wantErr(t, "UnsetDefaultLLMConfig(unknown)", s.UnsetDefaultLLMConfig(ctx, alice, uuid.NewString()), store.ErrNotFound)
+	wantErr(t, "UnsetDefaultLLMConfig(empty id)", s.UnsetDefaultLLMConfig(ctx, alice, ""), store.ErrNotFound)
+	wantErr(t, "UnsetDefaultLLMConfig(the group's config as alice)", s.UnsetDefaultLLMConfig(ctx, alice, g.ID), store.ErrNotFound)
+	wantErr(t, "UnsetDefaultLLMConfig(alice's config as the group)", s.UnsetDefaultLLMConfig(ctx, admins, a.ID), store.ErrNotFound)
+	wantErr(t, "UnsetDefaultLLMConfig(alice's default as alice's group namesake)",
+		s.UnsetDefaultLLMConfig(ctx, store.GroupOwner("alice"), a.ID), store.ErrNotFound)
+	for _, o := range []store.Owner{{}, {UserID: "alice", GroupID: "admins"}} {
+		wantErr(t, fmt.Sprintf("UnsetDefaultLLMConfig(owner %+v)", o), s.UnsetDefaultLLMConfig(ctx, o, a.ID), store.ErrNotFound)
+	}
+	checkDefault(t, s, alice, a.ID)
+	checkDefault(t, s, admins, g.ID)
+
+	// The default: no default is left, the other owner's stays.
+	noErr(t, "UnsetDefaultLLMConfig(default)", s.UnsetDefaultLLMConfig(ctx, alice, a.ID))
+	checkDefault(t, s, alice, "")
+	checkDefault(t, s, admins, g.ID)
+	// Again: nothing to do.
+	noErr(t, "UnsetDefaultLLMConfig(default) again", s.UnsetDefaultLLMConfig(ctx, alice, a.ID))
+	checkDefault(t, s, alice, "")
+	// Unsetting a default is not an update.
+	for _, c := range []*store.LLMConfig{a, b} {
+		want := *c
+		want.IsDefault = false
+		if d := diffLLMConfig(&want, getLLM(t, s, alice, c.ID)); d != "" {
+			t.Errorf("%s after unsetting defaults: %s", c.Name, d)
+		}
+	}
+
+	// A default can be set again afterwards, and unset by the group too.
+	if _, err := s.SetDefaultLLMConfig(ctx, alice, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkDefault(t, s, alice, b.ID)
+	noErr(t, "UnsetDefaultLLMConfig(group default)", s.UnsetDefaultLLMConfig(ctx, admins, g.ID))
+	checkDefault(t, s, admins, "")
+	checkDefault(t, s, alice, b.ID)
+
+	// A deleted configuration is not found, also when it was the default.
+	noErr(t, "DeleteLLMConfig(b)", s.DeleteLLMConfig(ctx, alice, b.ID))
+	wantErr(t, "UnsetDefaultLLMConfig(deleted)", s.UnsetDefaultLLMConfig(ctx, alice, b.ID), store.ErrNotFound)
+	checkDefault(t, s, alice, "")
+}
+
+func testLLMConfigConcurrentUnsetDefault(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	owner := store.UserOwner("alice")
+	id := createLLM(t, s, newLLMConfig(owner, "unset")).ID
+	other := createLLM(t, s, newLLMConfig(owner, "other")).ID
+	// race runs f and g at the same time and returns their errors.
+	race := func(f, g func() error) (ef, eg error) {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() { <-start; ef = f() })
+		wg.Go(func() { <-start; eg = g() })
+		close(start)
+		wg.Wait()
+		return ef, eg
+	}
+	const rounds = 10
+	for round := range rounds {
+		// SetDefault(other) against Unset(id) while id is the default: in
+		// either order the end state is other. An unset after the set finds
+		// another default and leaves it; an unset before it is overwritten.
+		if _, err := s.SetDefaultLLMConfig(ctx, owner, id); err != nil {
+			t.Fatal(err)
+		}
+		errSet, errUnset := race(
+			func() error { _, err := s.SetDefaultLLMConfig(ctx, owner, other); return err },
+			func() error { return s.UnsetDefaultLLMConfig(ctx, owner, id) })
+		noErr(t, fmt.Sprintf("round %d: SetDefaultLLMConfig(other)", round), errSet)
+		noErr(t, fmt.Sprintf("round %d: UnsetDefaultLLMConfig(id)", round), errUnset)
+		checkDefault(t, s, owner, other)
+
+		// SetDefault(id) against Unset(id): either order is allowed, the
+		// end state is id or no default, never other.
+		errSet, errUnset = race(
+			func() error { _, err := s.SetDefaultLLMConfig(ctx, owner, id); return err },
+			func() error { return s.UnsetDefaultLLMConfig(ctx, owner, id) })
+		noErr(t, fmt.Sprintf("round %d: SetDefaultLLMConfig(id)", round), errSet)
+		noErr(t, fmt.Sprintf("round %d: UnsetDefaultLLMConfig(id) against setting it", round), errUnset)
+		d, err := s.DefaultLLMConfig(ctx, owner)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			checkDefault(t, s, owner, "")
+		case err != nil:
+			t.Fatalf("round %d: DefaultLLMConfig: %v", round, err)
+		case d.ID != id:
+			t.Fatalf("round %d: default %s after SetDefault(id) raced Unset(id), want id or none", round, d.ID)
+		default:
+			checkDefault(t, s, owner, id)
+		}
+	}
+
+	// Unset(id) against Delete(id) while id is the default: no default is
+	// left and the unset sees the configuration or not.
+	for round := range rounds {
+		c := createLLM(t, s, newLLMConfig(owner, fmt.Sprint("doomed ", round)))
+		if _, err := s.SetDefaultLLMConfig(ctx, owner, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		errDel, errUnset := race(
+			func() error { return s.DeleteLLMConfig(ctx, owner, c.ID) },
+			func() error { return s.UnsetDefaultLLMConfig(ctx, owner, c.ID) })
+		noErr(t, fmt.Sprintf("round %d: DeleteLLMConfig", round), errDel)
+		if errUnset != nil && !errors.Is(errUnset, store.ErrNotFound) {
+			t.Fatalf("round %d: UnsetDefaultLLMConfig against a deletion: %v, want nil or ErrNotFound", round, errUnset)
+		}
+		checkDefault(t, s, owner, "")
 	}
 }
 
