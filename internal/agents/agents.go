@@ -42,6 +42,28 @@ type LabTools interface {
 	Gateway() []agent.Tool
 }
 
+// CombineLabTools offers the tools of every set, in order (the lab tools,
+// then the device console tools).
+func CombineLabTools(sets ...LabTools) LabTools { return labSets(sets) }
+
+type labSets []LabTools
+
+func (l labSets) Project(projectID string) []agent.Tool {
+	var out []agent.Tool
+	for _, s := range l {
+		out = append(out, s.Project(projectID)...)
+	}
+	return out
+}
+
+func (l labSets) Gateway() []agent.Tool {
+	var out []agent.Tool
+	for _, s := range l {
+		out = append(out, s.Gateway()...)
+	}
+	return out
+}
+
 // DefaultRegistry returns the registry of the three agents, falling back to
 // naked for unknown ids (such as "gpt-3.5-turbo").
 func DefaultRegistry(deps Deps) *agent.Registry {

@@ -11,6 +11,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/seerr"
 	"agentchat/internal/tools/seerr/seerrtest"
@@ -217,7 +218,7 @@ func TestGNS3CopilotModes(t *testing.T) {
 		refused             map[string]string // tool → part of the refusal
 	}{
 		{"teaching project", "p1", ModeTeachingAssistant, both, "Mode: teaching_assistant",
-			map[string]string{gns3tools.ToolStopNode: "needs the lab_automation_assistant mode", ToolDeviceConfigCommands: "not allowed in teaching_assistant mode", "format_disk": `tool "format_disk" is not allowed in teaching_assistant mode`}},
+			map[string]string{gns3tools.ToolStopNode: "needs the lab_automation_assistant mode", consoletools.ToolDeviceConfigCommands: "not allowed in teaching_assistant mode", "format_disk": `tool "format_disk" is not allowed in teaching_assistant mode`}},
 		{"default is teaching", "p1", "", both, "Mode: teaching_assistant", nil},
 		{"automation project", "p1", ModeLabAutomationAssistant, automation, "Mode: lab_automation_assistant",
 			map[string]string{"reload_everything": `tool "reload_everything" is not allowed in lab_automation_assistant mode`}},
@@ -274,13 +275,13 @@ func TestToolAllowedTable(t *testing.T) {
 		{gns3tools.ToolStartNode, true, true},
 		{gns3tools.ToolUpdateNodeName, true, true},
 		{gns3tools.ToolListProjects, true, true},
-		{ToolDeviceCommands, true, true},
+		{consoletools.ToolDeviceCommands, true, true},
 		{gns3tools.ToolStopNode, false, true},
 		{gns3tools.ToolSuspendNode, false, true},
 		{gns3tools.ToolDeleteNode, false, true},
 		{gns3tools.ToolDeleteLink, false, true},
-		{ToolDeviceConfigCommands, false, true},
-		{ToolVPCSCommands, false, true},
+		{consoletools.ToolDeviceConfigCommands, false, true},
+		{consoletools.ToolVPCSCommands, false, true},
 		{"invented_tool", false, false},
 	}
 	for _, tc := range tests {

@@ -8,6 +8,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/agents/catalog"
+	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 )
 
@@ -18,14 +19,6 @@ const (
 	// DefaultMode applies when neither the request nor the session names a
 	// mode.
 	DefaultMode = ModeTeachingAssistant
-)
-
-// Device console tools of the mode table (DESIGN.md "Device console
-// tools"): refused outside their modes even before a server offers them.
-const (
-	ToolDeviceCommands       = "execute_multiple_device_commands"
-	ToolDeviceConfigCommands = "execute_multiple_device_config_commands"
-	ToolVPCSCommands         = "execute_vpcs_commands"
 )
 
 // Modes returns the gns3-copilot modes, the default first.
@@ -51,10 +44,10 @@ func ToolAllowed(mode, tool string) bool {
 	switch tool {
 	case gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolListProjects,
 		gns3tools.ToolCreateNode, gns3tools.ToolCreateLink, gns3tools.ToolStartNode, gns3tools.ToolUpdateNodeName,
-		ToolDeviceCommands:
+		consoletools.ToolDeviceCommands:
 		return mode == ModeTeachingAssistant || mode == ModeLabAutomationAssistant
 	case gns3tools.ToolStopNode, gns3tools.ToolSuspendNode, gns3tools.ToolDeleteNode, gns3tools.ToolDeleteLink,
-		ToolDeviceConfigCommands, ToolVPCSCommands:
+		consoletools.ToolDeviceConfigCommands, consoletools.ToolVPCSCommands:
 		return mode == ModeLabAutomationAssistant
 	}
 	return false

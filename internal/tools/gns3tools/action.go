@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
 )
 
 // alwaysRunning are GNS3's built-in node types: always started, they
@@ -44,41 +45,41 @@ type actedNode struct {
 	// NodeStatus is the node's status when the tool ended.
 	NodeStatus string `json:"node_status,omitempty"`
 	Note       string `json:"note,omitempty"`
-	outcome
+	toolkit.Outcome
 }
 
 // actionSpec makes the tool of a; timeout is its agent.Tool.Timeout,
 // long enough for the slowest boot it waits for.
 func actionSpec(a nodeAction, timeout time.Duration) *spec {
-	sp := define(a.tool, a.description, func(s *jsonschema.Schema) {
-		p := setItems(s, "nodes", 1, maxNodeRefs)
+	sp := toolkit.Define(a.tool, a.description, func(s *jsonschema.Schema) {
+		p := toolkit.Array(s, "nodes", 1, maxNodeRefs)
 		p.UniqueItems = true
 		p.Description = "The nodes to " + a.verb + ", each by its name or node_id (1 to 50)."
 		p.Items.MinLength = jsonschema.Ptr(1)
-	}, func(ctx context.Context, c *call, args nodeRefsArgs) report[actedNode] {
+	}, func(ctx context.Context, c *call, args nodeRefsArgs) toolkit.Report[actedNode] {
 		return c.actOnNodes(ctx, a, args.Nodes)
 	})
-	sp.sideEffects, sp.timeout = true, timeout
+	sp.SideEffects, sp.Timeout = true, timeout
 	return sp
 }
 
 // actOnNodes runs a on every node, in parallel, each waiting for its own
 // status.
-func (c *call) actOnNodes(ctx context.Context, a nodeAction, refs []string) report[actedNode] {
+func (c *call) actOnNodes(ctx context.Context, a nodeAction, refs []string) toolkit.Report[actedNode] {
 	items := make([]actedNode, len(refs))
 	for i, r := range refs {
 		items[i].Node = r
 	}
 	nodes, err := c.nodes(ctx)
 	if err != nil {
-		return failAll(items, "cannot read the project's nodes: "+describe(err))
+		return toolkit.FailAll(items, "cannot read the project's nodes: "+toolkit.Describe(err))
 	}
 	targets := make([]*gns3.Node, len(items))
 	first := map[string]int{} // node_id → the item that acts on it
 	for i, r := range refs {
-		n, err := nodes.resolve(r)
+		n, err := nodes.Resolve(r)
 		if err != nil {
-			items[i].failErr(err)
+			items[i].FailErr(err)
 			continue
 		}
 		items[i].NodeID, items[i].Name, items[i].NodeType, items[i].NodeStatus = n.NodeID, n.Name, n.NodeType, n.Status
@@ -87,17 +88,17 @@ func (c *call) actOnNodes(ctx context.Context, a nodeAction, refs []string) repo
 			targets[i] = n
 		}
 	}
-	forEach(len(items), func(i int) {
+	toolkit.ForEach(len(items), func(i int) {
 		if targets[i] != nil {
 			c.act(ctx, a, targets[i], &items[i])
 		}
 	})
 	for i := range items {
-		if j, ok := first[items[i].NodeID]; ok && j != i && !items[i].done() {
-			items[i].NodeStatus, items[i].Note, items[i].outcome = items[j].NodeStatus, "same node as item "+strconv.Itoa(j+1), items[j].outcome
+		if j, ok := first[items[i].NodeID]; ok && j != i && !items[i].Done() {
+			items[i].NodeStatus, items[i].Note, items[i].Outcome = items[j].NodeStatus, "same node as item "+strconv.Itoa(j+1), items[j].Outcome
 		}
 	}
-	return finish(items)
+	return toolkit.Finish(items)
 }
 
 // act asks GNS3 for a on n and waits until n has the status it leads to.
@@ -105,35 +106,35 @@ func (c *call) actOnNodes(ctx context.Context, a nodeAction, refs []string) repo
 func (c *call) act(ctx context.Context, a nodeAction, n *gns3.Node, it *actedNode) {
 	if n.Status == a.target {
 		it.Note = "already " + a.target + "; nothing done"
-		it.succeed()
+		it.Succeed()
 		return
 	}
 	if alwaysRunning[n.NodeType] {
-		it.fail(n.Name + " is a built-in " + n.NodeType + ", always running: it cannot be " + a.target)
+		it.Fail(n.Name + " is a built-in " + n.NodeType + ", always running: it cannot be " + a.target)
 		return
 	}
 	if a.action == gns3.NodeActionSuspend {
 		if !suspendable[n.NodeType] {
-			it.fail(n.Name + " is a " + n.NodeType + " node, which GNS3 cannot suspend; stop it instead")
+			it.Fail(n.Name + " is a " + n.NodeType + " node, which GNS3 cannot suspend; stop it instead")
 			return
 		}
 		if n.Status != gns3.NodeStarted {
-			it.fail(n.Name + " is " + statusText(n.Status) + "; only a started node can be suspended")
+			it.Fail(n.Name + " is " + statusText(n.Status) + "; only a started node can be suspended")
 			return
 		}
 	}
 	err := c.limit(ctx, func() error {
-		return c.client.NodeAction(ctx, c.token, c.projectID, n.NodeID, a.action)
+		return c.client.NodeAction(ctx, c.Token, c.ProjectID, n.NodeID, a.action)
 	})
 	if err != nil {
-		it.fail("cannot " + a.verb + " " + n.Name + ": " + describe(err))
+		it.Fail("cannot " + a.verb + " " + n.Name + ": " + toolkit.Describe(err))
 		return
 	}
 	status, err := c.waitStatus(ctx, n, a.target, c.waitTimeout(n.NodeType))
 	it.NodeStatus = status
 	if err != nil {
-		it.failErr(err)
+		it.FailErr(err)
 		return
 	}
-	it.succeed()
+	it.Succeed()
 }

@@ -16,7 +16,7 @@ func TestStartWaitsForTheStatus(t *testing.T) {
 	pc2, r1 := topo.Nodes["PC2"], topo.Nodes["R1"]
 	e.fake.SetTransitionDelay(pc2, 150*time.Millisecond)
 	e.fake.SetTransitionDelay(r1, 100*time.Millisecond)
-	a := e.call(ToolStartNode, `{"nodes":["PC2","`+r1+`","PC1","Switch1"]}`)
+	a := e.Call(ToolStartNode, `{"nodes":["PC2","`+r1+`","PC1","Switch1"]}`)
 	if !a.Success {
 		t.Fatalf("answer %+v", a)
 	}
@@ -50,7 +50,7 @@ func TestStartTimesOut(t *testing.T) {
 	e := newEnv(t, fastWaits(80*time.Millisecond))
 	topo := e.fake.SeedTopology(e.pid)
 	e.fake.SetTransitionDelay(topo.Nodes["R1"], 30*time.Second)
-	a := e.call(ToolStartNode, `{"nodes":["R1","PC2"]}`)
+	a := e.Call(ToolStartNode, `{"nodes":["R1","PC2"]}`)
 	r := a.item(t, 0, "failed")
 	if msg := errText(r); msg != "R1 did not become started within 80ms; status: stopped" {
 		t.Errorf("error %q", msg)
@@ -68,11 +68,11 @@ func TestStartCancelledWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(userCtx())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	out, err := e.run(ctx, e.tool(ToolStartNode), `{"nodes":["R1"]}`)
+	out, err := e.Rec.Run(ctx, e.Tool(ToolStartNode), `{"nodes":["R1"]}`)
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("the tool returned %v after the cancel", took)
 	}
-	a := e.decode(out, err)
+	a := e.Decode(out, err)
 	if msg := errText(a.item(t, 0, "failed")); msg != "stopped waiting for R1 to become started (cancelled); status: stopped" {
 		t.Errorf("error %q", msg)
 	}
@@ -84,7 +84,7 @@ func TestStopAndSuspend(t *testing.T) {
 	e.fake.SetDefaultTransitionDelay(30 * time.Millisecond)
 	e.fake.SetNodeStatus(e.pid, topo.Nodes["R1"], "started")
 
-	a := e.call(ToolSuspendNode, `{"nodes":["R1","PC1","PC2","Switch1"]}`)
+	a := e.Call(ToolSuspendNode, `{"nodes":["R1","PC1","PC2","Switch1"]}`)
 	if r := a.item(t, 0, "success"); r["node_status"] != "suspended" {
 		t.Errorf("R1: %v", r)
 	}
@@ -100,7 +100,7 @@ func TestStopAndSuspend(t *testing.T) {
 		}
 	}
 
-	a = e.call(ToolStopNode, `{"nodes":["R1","PC1","PC2"]}`)
+	a = e.Call(ToolStopNode, `{"nodes":["R1","PC1","PC2"]}`)
 	if !a.Success {
 		t.Fatalf("stop: %+v", a)
 	}
@@ -112,7 +112,7 @@ func TestStopAndSuspend(t *testing.T) {
 	if st := e.fake.Node(e.pid, topo.Nodes["R1"])["status"]; st != "stopped" {
 		t.Errorf("R1 is %v", st)
 	}
-	a = e.call(ToolSuspendNode, `{"nodes":["R1"]}`)
+	a = e.Call(ToolSuspendNode, `{"nodes":["R1"]}`)
 	if msg := errText(a.item(t, 0, "failed")); msg != "R1 is stopped; only a started node can be suspended" {
 		t.Errorf("suspend a stopped node: %q", msg)
 	}
@@ -128,14 +128,14 @@ func TestActionForbiddenForOneNode(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	a := e.call(ToolStartNode, `{"nodes":["R1","PC2"]}`)
+	a := e.Call(ToolStartNode, `{"nodes":["R1","PC2"]}`)
 	if msg := errText(a.item(t, 0, "failed")); msg != "cannot start R1: 403: the user lacks the GNS3 permission for this action (Permission denied (privilege Node.PowerMgmt is required))" {
 		t.Errorf("error %q", msg)
 	}
 	a.item(t, 1, "success")
 
 	e.fake.SetRequestAuthorizer(gns3test.DenyPrivileges("Node.Audit"))
-	a = e.call(ToolStopNode, `{"nodes":["PC1","PC2"]}`)
+	a = e.Call(ToolStopNode, `{"nodes":["PC1","PC2"]}`)
 	for i := range 2 {
 		if msg := errText(a.item(t, i, "failed")); !strings.HasPrefix(msg, "cannot read the project's nodes: 403: the user lacks the GNS3 permission") {
 			t.Errorf("item %d: %q", i, msg)
@@ -146,7 +146,7 @@ func TestActionForbiddenForOneNode(t *testing.T) {
 func TestDuplicateNodeReference(t *testing.T) {
 	e := newEnv(t)
 	topo := e.fake.SeedTopology(e.pid)
-	a := e.call(ToolStartNode, `{"nodes":["PC2","`+topo.Nodes["PC2"]+`"]}`)
+	a := e.Call(ToolStartNode, `{"nodes":["PC2","`+topo.Nodes["PC2"]+`"]}`)
 	if !a.Success {
 		t.Fatalf("answer %+v", a)
 	}

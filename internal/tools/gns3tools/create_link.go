@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
 )
 
 // createLinkArgs are the arguments of create_gns3_link.
@@ -34,17 +35,17 @@ type createdLink struct {
 	NodeB  string `json:"node_b"`
 	PortB  string `json:"port_b"`
 	LinkID string `json:"link_id,omitempty"`
-	outcome
+	toolkit.Outcome
 }
 
 func createLinkSpec() *spec {
-	sp := define(ToolCreateLink,
+	sp := toolkit.Define(ToolCreateLink,
 		"Connect node ports with links (1 to 50 per call). Name each node by its name or node_id and each port by its name "+
 			"as listed in the node's ports (for example Ethernet0/0, e0/0, eth0, Gi0/1). A port can carry one link only.",
 		func(s *jsonschema.Schema) {
-			nonEmpty(setItems(s, "links", 1, maxLinks).Items, "node_a", "port_a", "node_b", "port_b")
+			toolkit.NonEmpty(toolkit.Array(s, "links", 1, maxLinks).Items, "node_a", "port_a", "node_b", "port_b")
 		}, createLinks)
-	sp.sideEffects = true
+	sp.SideEffects = true
 	return sp
 }
 
@@ -54,13 +55,13 @@ type linkPort struct {
 	adapter, portNum int
 }
 
-func createLinks(ctx context.Context, c *call, a createLinkArgs) report[createdLink] {
+func createLinks(ctx context.Context, c *call, a createLinkArgs) toolkit.Report[createdLink] {
 	items := make([]createdLink, len(a.Links))
 	for i, l := range a.Links {
 		items[i] = createdLink{NodeA: l.NodeA, PortA: l.PortA, NodeB: l.NodeB, PortB: l.PortB}
 	}
 	var (
-		nodes    nodeIndex
+		nodes    toolkit.Nodes
 		existing []gns3.Link
 		err      error
 		wg       sync.WaitGroup
@@ -69,7 +70,7 @@ func createLinks(ctx context.Context, c *call, a createLinkArgs) report[createdL
 	wg.Go(func() { existing = c.linksForHints(ctx) })
 	wg.Wait()
 	if err != nil {
-		return failAll(items, "cannot read the project's nodes: "+describe(err))
+		return toolkit.FailAll(items, "cannot read the project's nodes: "+toolkit.Describe(err))
 	}
 	ends := make([][2]gns3.LinkEnd, len(items))
 	ready := make([]bool, len(items))
@@ -77,53 +78,53 @@ func createLinks(ctx context.Context, c *call, a createLinkArgs) report[createdL
 	for i, l := range a.Links {
 		ea, err := resolveEnd(nodes, l.NodeA, l.PortA, &items[i].NodeA, &items[i].PortA)
 		if err != nil {
-			items[i].failErr(err)
+			items[i].FailErr(err)
 			continue
 		}
 		eb, err := resolveEnd(nodes, l.NodeB, l.PortB, &items[i].NodeB, &items[i].PortB)
 		if err != nil {
-			items[i].failErr(err)
+			items[i].FailErr(err)
 			continue
 		}
 		pa, pb := linkPort{ea.NodeID, ea.AdapterNumber, ea.PortNumber}, linkPort{eb.NodeID, eb.AdapterNumber, eb.PortNumber}
 		if pa == pb {
-			items[i].fail(fmt.Sprintf("a link needs two different ports; both ends are %s %s", items[i].NodeA, items[i].PortA))
+			items[i].Fail(fmt.Sprintf("a link needs two different ports; both ends are %s %s", items[i].NodeA, items[i].PortA))
 			continue
 		}
 		if j, ok := usedBy[pa]; ok {
-			items[i].fail(fmt.Sprintf("port %s of %s is already used by link %d of this call", items[i].PortA, items[i].NodeA, j+1))
+			items[i].Fail(fmt.Sprintf("port %s of %s is already used by link %d of this call", items[i].PortA, items[i].NodeA, j+1))
 			continue
 		}
 		if j, ok := usedBy[pb]; ok {
-			items[i].fail(fmt.Sprintf("port %s of %s is already used by link %d of this call", items[i].PortB, items[i].NodeB, j+1))
+			items[i].Fail(fmt.Sprintf("port %s of %s is already used by link %d of this call", items[i].PortB, items[i].NodeB, j+1))
 			continue
 		}
 		usedBy[pa], usedBy[pb] = i, i
 		ends[i], ready[i] = [2]gns3.LinkEnd{ea, eb}, true
 	}
-	forEach(len(items), func(i int) {
+	toolkit.ForEach(len(items), func(i int) {
 		if !ready[i] {
 			return
 		}
 		var link *gns3.Link
 		err := c.limit(ctx, func() (err error) {
-			link, err = c.client.CreateLink(ctx, c.token, c.projectID, ends[i][0], ends[i][1])
+			link, err = c.client.CreateLink(ctx, c.Token, c.ProjectID, ends[i][0], ends[i][1])
 			return err
 		})
 		if err != nil {
-			items[i].fail(describe(err) + occupiedHint(err, nodes, existing, ends[i]))
+			items[i].Fail(toolkit.Describe(err) + occupiedHint(err, nodes, existing, ends[i]))
 			return
 		}
 		items[i].LinkID = link.LinkID
-		items[i].succeed()
+		items[i].Succeed()
 	})
-	return finish(items)
+	return toolkit.Finish(items)
 }
 
 // resolveEnd finds a link end from a node and a port reference, and
 // writes the names GNS3 knows them by into nodeName and portName.
-func resolveEnd(nodes nodeIndex, nodeRef, portRef string, nodeName, portName *string) (gns3.LinkEnd, error) {
-	n, err := nodes.resolve(nodeRef)
+func resolveEnd(nodes toolkit.Nodes, nodeRef, portRef string, nodeName, portName *string) (gns3.LinkEnd, error) {
+	n, err := nodes.Resolve(nodeRef)
 	if err != nil {
 		return gns3.LinkEnd{}, err
 	}
@@ -141,7 +142,7 @@ func resolveEnd(nodes nodeIndex, nodeRef, portRef string, nodeName, portName *st
 func (c *call) linksForHints(ctx context.Context) []gns3.Link {
 	var links []gns3.Link
 	_ = c.limit(ctx, func() (err error) {
-		links, err = c.client.GetLinks(ctx, c.token, c.projectID)
+		links, err = c.client.GetLinks(ctx, c.Token, c.ProjectID)
 		return err
 	})
 	return links
@@ -150,7 +151,7 @@ func (c *call) linksForHints(ctx context.Context) []gns3.Link {
 // occupiedHint tells, after GNS3 refused a link with 409, which of its
 // ports already carry a link, and to what: " (PC1 Ethernet0 is linked to
 // Switch1 Ethernet0 by link <id>)".
-func occupiedHint(err error, nodes nodeIndex, links []gns3.Link, ends [2]gns3.LinkEnd) string {
+func occupiedHint(err error, nodes toolkit.Nodes, links []gns3.Link, ends [2]gns3.LinkEnd) string {
 	var se *gns3.StatusError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusConflict {
 		return ""
@@ -176,7 +177,7 @@ func occupiedHint(err error, nodes nodeIndex, links []gns3.Link, ends [2]gns3.Li
 }
 
 // endName names a link end "<node> <port>" as GNS3 lists them.
-func endName(nodes nodeIndex, e gns3.LinkEnd) string {
+func endName(nodes toolkit.Nodes, e gns3.LinkEnd) string {
 	for i := range nodes {
 		if nodes[i].NodeID != e.NodeID {
 			continue

@@ -29,7 +29,7 @@ func TestCreateLinks(t *testing.T) {
 	e := newEnv(t)
 	e.fake.SeedTemplates()
 	topo := e.fake.SeedTopology(e.pid)
-	created := e.call(ToolCreateNode, `{"nodes":[
+	created := e.Call(ToolCreateNode, `{"nodes":[
 		{"template":"IOU L3","name":"IR1"},{"template":"IOU L3","name":"IR2"},
 		{"template":"Cisco IOSv","name":"V1"},{"template":"Cisco 7200","name":"C1"},{"template":"Alpine","name":"D1"}]}`)
 	if !created.Success {
@@ -42,7 +42,7 @@ func TestCreateLinks(t *testing.T) {
 	for k, v := range topo.Nodes {
 		id[k] = v
 	}
-	a := e.call(ToolCreateLink, `{"links":[
+	a := e.Call(ToolCreateLink, `{"links":[
 		{"node_a":"IR1","port_a":"e0/0","node_b":"ir2","port_b":"Ethernet0/0"},
 		{"node_a":"V1","port_a":"Gi0/2","node_b":"Switch1","port_b":"e3"},
 		{"node_a":"C1","port_a":"f0/0","node_b":"V1","port_b":"GigabitEthernet0/1"},

@@ -7,6 +7,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
 )
 
 // createNodeArgs are the arguments of create_gns3_node.
@@ -32,24 +33,24 @@ type createdNode struct {
 	Y        *int   `json:"y,omitempty"`
 	// Ports are the node's port names, to link it next.
 	Ports []string `json:"ports,omitempty"`
-	outcome
+	toolkit.Outcome
 }
 
 func createNodeSpec() *spec {
-	sp := define(ToolCreateNode,
+	sp := toolkit.Define(ToolCreateNode,
 		"Create nodes in the GNS3 project from templates (1 to 20 per call), optionally naming and placing them. "+
 			"Nodes without x and y are placed clear of every other node. Each result gives the node_id, name, node_type "+
 			"and the port names to use with create_gns3_link. New nodes are stopped: start them with start_gns3_node.",
 		func(s *jsonschema.Schema) {
-			items := setItems(s, "nodes", 1, maxCreateNodes).Items
-			nonEmpty(items, "template", "name")
+			items := toolkit.Array(s, "nodes", 1, maxCreateNodes).Items
+			toolkit.NonEmpty(items, "template", "name")
 			items.DependentRequired = map[string][]string{"x": {"y"}, "y": {"x"}}
 		}, createNodes)
-	sp.sideEffects = true
+	sp.SideEffects = true
 	return sp
 }
 
-func createNodes(ctx context.Context, c *call, a createNodeArgs) report[createdNode] {
+func createNodes(ctx context.Context, c *call, a createNodeArgs) toolkit.Report[createdNode] {
 	items := make([]createdNode, len(a.Nodes))
 	var fixed []point
 	auto := 0
@@ -63,7 +64,7 @@ func createNodes(ctx context.Context, c *call, a createNodeArgs) report[createdN
 	}
 	var (
 		templates  []gns3.Template
-		existing   nodeIndex
+		existing   toolkit.Nodes
 		tErr, nErr error
 		wg         sync.WaitGroup
 	)
@@ -73,16 +74,16 @@ func createNodes(ctx context.Context, c *call, a createNodeArgs) report[createdN
 	}
 	wg.Wait()
 	if tErr != nil {
-		return failAll(items, "cannot list the templates: "+describe(tErr))
+		return toolkit.FailAll(items, "cannot list the templates: "+toolkit.Describe(tErr))
 	}
 	if nErr != nil {
-		return failAll(items, "cannot read the project's nodes to place the new ones: "+describe(nErr))
+		return toolkit.FailAll(items, "cannot read the project's nodes to place the new ones: "+toolkit.Describe(nErr))
 	}
 	chosen := make([]*gns3.Template, len(items))
 	for i, n := range a.Nodes {
 		t, err := resolveTemplate(templates, n.Template)
 		if err != nil {
-			items[i].failErr(err)
+			items[i].FailErr(err)
 			continue
 		}
 		chosen[i] = t
@@ -96,45 +97,45 @@ func createNodes(ctx context.Context, c *call, a createNodeArgs) report[createdN
 			at[i], spots = spots[0], spots[1:]
 		}
 	}
-	forEach(len(items), func(i int) {
+	toolkit.ForEach(len(items), func(i int) {
 		if chosen[i] != nil {
 			c.createNode(ctx, &items[i], chosen[i], a.Nodes[i].Name, at[i])
 		}
 	})
-	return finish(items)
+	return toolkit.Finish(items)
 }
 
 // createNode creates one node from t at p, then names it when asked.
 func (c *call) createNode(ctx context.Context, it *createdNode, t *gns3.Template, name string, p point) {
 	var node *gns3.Node
 	err := c.limit(ctx, func() (err error) {
-		node, err = c.client.CreateNodeFromTemplate(ctx, c.token, c.projectID, t.TemplateID, p.x, p.y, t.ComputeID)
+		node, err = c.client.CreateNodeFromTemplate(ctx, c.Token, c.ProjectID, t.TemplateID, p.x, p.y, t.ComputeID)
 		return err
 	})
 	if err != nil {
-		it.fail("cannot create a node from template " + t.Name + ": " + describe(err))
+		it.Fail("cannot create a node from template " + t.Name + ": " + toolkit.Describe(err))
 		return
 	}
 	it.fill(node)
 	if name == "" || name == node.Name {
-		it.succeed()
+		it.Succeed()
 		return
 	}
 	var named *gns3.Node
 	err = c.limit(ctx, func() (err error) {
-		named, err = c.client.UpdateNode(ctx, c.token, c.projectID, node.NodeID, map[string]any{"name": name})
+		named, err = c.client.UpdateNode(ctx, c.Token, c.ProjectID, node.NodeID, map[string]any{"name": name})
 		return err
 	})
 	if err != nil {
-		it.fail("created as " + node.Name + " but naming it '" + name + "' failed: " + describe(err))
+		it.Fail("created as " + node.Name + " but naming it '" + name + "' failed: " + toolkit.Describe(err))
 		return
 	}
 	it.fill(named)
 	if named.Name != name {
-		it.fail("created, but " + nameTaken(name, named.Name))
+		it.Fail("created, but " + nameTaken(name, named.Name))
 		return
 	}
-	it.succeed()
+	it.Succeed()
 }
 
 func (it *createdNode) fill(n *gns3.Node) {

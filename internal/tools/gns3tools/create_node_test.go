@@ -30,7 +30,7 @@ func TestCreateNodesOfSeveralTypes(t *testing.T) {
 	e := newEnv(t)
 	e.fake.SeedTemplates()
 	e.fake.SeedTopology(e.pid)
-	a := e.call(ToolCreateNode, `{"nodes":[
+	a := e.Call(ToolCreateNode, `{"nodes":[
 		{"template":"vpcs"},
 		{"template":"Cisco IOSv","name":"R10"},
 		{"template":"`+gns3test.TemplateEthernetSwitch+`"},
@@ -109,7 +109,7 @@ func TestCreateNodeByTemplateNameAndID(t *testing.T) {
 	tpl := e.fake.SeedTemplates()
 	e.fake.AddTemplate(gns3test.QemuTemplate("", "Router", 2, "e{0}"))
 	e.fake.AddTemplate(gns3test.QemuTemplate("", "ROUTER", 2, "e{0}"))
-	a := e.call(ToolCreateNode, `{"nodes":[
+	a := e.Call(ToolCreateNode, `{"nodes":[
 		{"template":"`+tpl.IOSv+`"},
 		{"template":"Juniper vMX"},
 		{"template":"router"},
@@ -137,7 +137,7 @@ func TestCreateNodeByTemplateNameAndID(t *testing.T) {
 func TestCreateNodeNameTaken(t *testing.T) {
 	e := newEnv(t)
 	e.fake.SeedTopology(e.pid)
-	a := e.call(ToolCreateNode, `{"nodes":[{"template":"VPCS","name":"PC1"}]}`)
+	a := e.Call(ToolCreateNode, `{"nodes":[{"template":"VPCS","name":"PC1"}]}`)
 	r := a.item(t, 0, "failed")
 	if msg := errText(r); !strings.Contains(msg, "created, but GNS3 named the node") || !strings.Contains(msg, "instead of PC1") {
 		t.Errorf("error %q", msg)

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"agentchat/internal/tools/toolkit"
 )
 
 // deleteLinkArgs are the arguments of delete_gns3_link.
@@ -14,33 +16,33 @@ type deleteLinkArgs struct {
 // deletedLink is the result of deleting one link.
 type deletedLink struct {
 	LinkID string `json:"link_id"`
-	outcome
+	toolkit.Outcome
 }
 
 func deleteLinkSpec() *spec {
-	sp := define(ToolDeleteLink,
+	sp := toolkit.Define(ToolDeleteLink,
 		"Delete links of the GNS3 project by link_id (1 to 50 per call); the ports they used become free.",
 		func(s *jsonschema.Schema) {
-			p := setItems(s, "links", 1, maxLinks)
+			p := toolkit.Array(s, "links", 1, maxLinks)
 			p.UniqueItems = true
-			p.Items.Pattern = uuidPattern
+			p.Items.Pattern = toolkit.UUIDPattern
 		}, deleteLinks)
-	sp.sideEffects = true
+	sp.SideEffects = true
 	return sp
 }
 
-func deleteLinks(ctx context.Context, c *call, a deleteLinkArgs) report[deletedLink] {
+func deleteLinks(ctx context.Context, c *call, a deleteLinkArgs) toolkit.Report[deletedLink] {
 	items := make([]deletedLink, len(a.Links))
-	forEach(len(items), func(i int) {
+	toolkit.ForEach(len(items), func(i int) {
 		items[i].LinkID = a.Links[i]
 		err := c.limit(ctx, func() error {
-			return c.client.DeleteLink(ctx, c.token, c.projectID, a.Links[i])
+			return c.client.DeleteLink(ctx, c.Token, c.ProjectID, a.Links[i])
 		})
 		if err != nil {
-			items[i].failErr(err)
+			items[i].FailErr(err)
 			return
 		}
-		items[i].succeed()
+		items[i].Succeed()
 	})
-	return finish(items)
+	return toolkit.Finish(items)
 }

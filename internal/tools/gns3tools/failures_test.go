@@ -11,6 +11,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/tools/gns3topo"
+	"agentchat/internal/tools/toolkit/toolkittest"
 )
 
 // everyCall is one valid call of every project tool, on the seeded lab.
@@ -33,7 +34,7 @@ func failEvery(t *testing.T, e *env, tools []agent.Tool, ok func(string) bool) {
 	t.Helper()
 	for _, tl := range tools {
 		start := time.Now()
-		a := e.decode(e.run(userCtx(), tl, everyCall[tl.Name]))
+		a := e.Decode(e.Rec.Run(userCtx(), tl, everyCall[tl.Name]))
 		if a.Success || a.Failed != a.Total || a.Total == 0 {
 			t.Errorf("%s: %+v", tl.Name, a)
 		}
@@ -54,7 +55,7 @@ func TestUnknownProject(t *testing.T) {
 	failEvery(t, e, e.ts.Project(gone)[2:], func(msg string) bool { // templates are not per project
 		return strings.HasSuffix(msg, "404: Project ID "+gone+" doesn't exist")
 	})
-	a := e.decode(e.run(userCtx(), findTool(t, e.ts.Project(gone), ToolTopologyReader), `{}`))
+	a := e.Decode(e.Rec.Run(userCtx(), toolkittest.FindTool(t, e.ts.Project(gone), ToolTopologyReader), `{}`))
 	if msg := errText(a.item(t, 0, "failed")); msg != "404: Project ID "+gone+" doesn't exist" {
 		t.Errorf("topology: %q", msg)
 	}
@@ -76,7 +77,7 @@ func TestHangDuringTheWait(t *testing.T) {
 	topo := e.fake.SeedTopology(e.pid)
 	e.fake.SetTransitionDelay(topo.Nodes["R1"], time.Hour)
 	time.AfterFunc(100*time.Millisecond, func() { e.fake.SetHang(true) })
-	a := e.call(ToolStartNode, `{"nodes":["R1"]}`)
+	a := e.Call(ToolStartNode, `{"nodes":["R1"]}`)
 	if msg := errText(a.item(t, 0, "failed")); msg != "R1 did not become started within 400ms; status: stopped; last poll: the GNS3 controller did not answer in time" {
 		t.Errorf("error %q", msg)
 	}
@@ -99,8 +100,8 @@ func TestTokenGoesOnlyToGNS3(t *testing.T) {
 	e.fake.SeedTemplates()
 	e.fake.SeedTopology(e.pid)
 	for _, tl := range e.ts.Project(e.pid) {
-		e.decode(e.run(userCtx(), tl, everyCall[tl.Name]))
-		_, _ = e.run(userCtx(), tl, `{"nodes":"PC1"}`) // invalid arguments
+		e.Decode(e.Rec.Run(userCtx(), tl, everyCall[tl.Name]))
+		_, _ = e.Rec.Run(userCtx(), tl, `{"nodes":"PC1"}`) // invalid arguments
 	}
 	if got := e.fake.LastAuthorization(); got != "Bearer "+userToken {
 		t.Errorf("GNS3 got Authorization %q", got)
@@ -111,11 +112,11 @@ func TestTokenGoesOnlyToGNS3(t *testing.T) {
 			args = `{}`
 		}
 		args = strings.Replace(args, `",}`, `"}`, 1)
-		e.decode(e.run(userCtx(), tl, args))
+		e.Decode(e.Rec.Run(userCtx(), tl, args))
 	}
 	e.fake.SetAuthorizer(func(string, string) int { return http.StatusForbidden })
 	for _, tl := range e.ts.Project(e.pid) {
-		e.decode(e.run(userCtx(), tl, everyCall[tl.Name]))
+		e.Decode(e.Rec.Run(userCtx(), tl, everyCall[tl.Name]))
 	}
 	// The topology provider's log lines are scanned too.
 	_ = gns3topo.New(gns3topo.Options{Client: e.client, Logger: e.ts.log}).Prompt(userCtx(), e.pid)
@@ -130,8 +131,8 @@ func cmpArgs(s string) string {
 
 func TestNoIdentity(t *testing.T) {
 	e := newEnv(t)
-	out, err := e.run(context.Background(), e.tool(ToolGetTemplates), `{}`)
-	a := e.decode(out, err)
+	out, err := e.Rec.Run(context.Background(), e.Tool(ToolGetTemplates), `{}`)
+	a := e.Decode(out, err)
 	if msg := errText(a.item(t, 0, "failed")); msg != "401: GNS3 did not accept the user's credentials" {
 		t.Errorf("no identity: %q", msg)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"agentchat/internal/tools/toolkit"
 )
 
 // listProjectsArgs are the arguments of list_gns3_projects: none.
@@ -15,35 +17,35 @@ type listedProject struct {
 	ProjectID     string `json:"project_id,omitempty"`
 	Name          string `json:"name,omitempty"`
 	ProjectStatus string `json:"project_status,omitempty"`
-	outcome
+	toolkit.Outcome
 }
 
 func listProjectsSpec() *spec {
-	sp := define(ToolListProjects,
+	sp := toolkit.Define(ToolListProjects,
 		"List the GNS3 projects the user may see: project_id, name and project_status (opened or closed). "+
 			"The other GNS3 tools take the project_id of the project to act on.",
 		nil, listProjects)
-	sp.global = true
+	sp.Global = true
 	return sp
 }
 
-func listProjects(ctx context.Context, c *call, _ listProjectsArgs) report[listedProject] {
+func listProjects(ctx context.Context, c *call, _ listProjectsArgs) toolkit.Report[listedProject] {
 	var items []listedProject
 	err := c.limit(ctx, func() error {
-		ps, err := c.client.ListProjects(ctx, c.token)
+		ps, err := c.client.ListProjects(ctx, c.Token)
 		for _, p := range ps {
 			items = append(items, listedProject{ProjectID: p.ProjectID, Name: p.Name, ProjectStatus: p.Status})
 		}
 		return err
 	})
 	if err != nil {
-		return failAll([]listedProject{{}}, "cannot list the projects: "+describe(err))
+		return toolkit.FailAll([]listedProject{{}}, "cannot list the projects: "+toolkit.Describe(err))
 	}
 	slices.SortStableFunc(items, func(a, b listedProject) int {
 		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
 	})
 	for i := range items {
-		items[i].succeed()
+		items[i].Succeed()
 	}
-	return finish(items)
+	return toolkit.Finish(items)
 }

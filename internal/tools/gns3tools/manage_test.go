@@ -10,7 +10,7 @@ import (
 func TestRenameNodes(t *testing.T) {
 	e := newEnv(t)
 	topo := e.fake.SeedTopology(e.pid)
-	a := e.call(ToolUpdateNodeName, `{"nodes":[
+	a := e.Call(ToolUpdateNodeName, `{"nodes":[
 		{"node":"PC2","new_name":"Client-2"},
 		{"node":"PC1","new_name":"Client-1"},
 		{"node":"R1","new_name":"PC1"},
@@ -39,7 +39,7 @@ func TestRenameNodes(t *testing.T) {
 func TestDeleteNodesAndLinks(t *testing.T) {
 	e := newEnv(t)
 	topo := e.fake.SeedTopology(e.pid)
-	a := e.call(ToolDeleteNode, `{"nodes":["PC2","nope","`+topo.Nodes["PC2"]+`"]}`)
+	a := e.Call(ToolDeleteNode, `{"nodes":["PC2","nope","`+topo.Nodes["PC2"]+`"]}`)
 	if r := a.item(t, 0, "success"); r["name"] != "PC2" || r["node_id"] != topo.Nodes["PC2"] {
 		t.Errorf("delete PC2: %v", r)
 	}
@@ -54,7 +54,7 @@ func TestDeleteNodesAndLinks(t *testing.T) {
 	}
 
 	gone := uuid.NewString()
-	a = e.call(ToolDeleteLink, `{"links":["`+topo.Links[0]+`","`+gone+`"]}`)
+	a = e.Call(ToolDeleteLink, `{"links":["`+topo.Links[0]+`","`+gone+`"]}`)
 	a.item(t, 0, "success")
 	if msg := errText(a.item(t, 1, "failed")); msg != "404: Link ID "+gone+" doesn't exist" {
 		t.Errorf("unknown link: %q", msg)

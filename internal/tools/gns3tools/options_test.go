@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentchat/internal/gns3/gns3test"
+	"agentchat/internal/tools/toolkit/toolkittest"
 )
 
 func TestWaitTimeouts(t *testing.T) {
@@ -23,7 +24,9 @@ func TestWaitTimeouts(t *testing.T) {
 			t.Errorf("DefaultWaitTimeout(%q) = %v, want %v", typ, got, d)
 		}
 	}
-	tool := func(o Options) time.Duration { return findTool(t, New(o).Project("p"), ToolStartNode).Timeout }
+	tool := func(o Options) time.Duration {
+		return toolkittest.FindTool(t, New(o).Project("p"), ToolStartNode).Timeout
+	}
 	if got := tool(Options{}); got != 4*time.Minute {
 		t.Errorf("default start timeout %v, want 4m", got)
 	}
@@ -64,7 +67,7 @@ func TestConcurrencyBound(t *testing.T) {
 		mu.Unlock()
 		return http.StatusOK
 	})
-	a := e.call(ToolDeleteNode, `{"nodes":[`+strings.Join(nodes, ",")+`]}`)
+	a := e.Call(ToolDeleteNode, `{"nodes":[`+strings.Join(nodes, ",")+`]}`)
 	if !a.Success || a.Total != 8 {
 		t.Fatalf("answer %+v", a)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
 )
 
 // waitStatus polls the node every PollInterval, from now on, until its
@@ -26,7 +27,7 @@ func (c *call) waitStatus(ctx context.Context, n *gns3.Node, target string, time
 	for {
 		var got *gns3.Node
 		err := c.limit(wctx, func() (err error) {
-			got, err = c.client.GetNode(wctx, c.token, c.projectID, n.NodeID)
+			got, err = c.client.GetNode(wctx, c.Token, c.ProjectID, n.NodeID)
 			return err
 		})
 		switch {
@@ -63,9 +64,9 @@ func permanent(err error) bool {
 func waitTimedOut(n *gns3.Node, target string, timeout time.Duration, last string, lastErr error) error {
 	msg := fmt.Sprintf("%s did not become %s within %s; status: %s", n.Name, target, timeout, statusText(last))
 	if lastErr != nil {
-		msg += "; last poll: " + describe(lastErr)
+		msg += "; last poll: " + toolkit.Describe(lastErr)
 	}
-	return errorf("%s", msg)
+	return toolkit.Errorf("%s", msg)
 }
 
 func stoppedWaiting(ctx context.Context, n *gns3.Node, target, last string) error {
@@ -73,7 +74,7 @@ func stoppedWaiting(ctx context.Context, n *gns3.Node, target, last string) erro
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		why = "the tool ran out of time"
 	}
-	return errorf("stopped waiting for %s to become %s (%s); status: %s", n.Name, target, why, statusText(last))
+	return toolkit.Errorf("stopped waiting for %s to become %s (%s); status: %s", n.Name, target, why, statusText(last))
 }
 
 func statusText(s string) string {

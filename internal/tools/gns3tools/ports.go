@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
 )
 
 // resolvePort finds the port of n that given names. A name or short name
@@ -16,7 +17,7 @@ import (
 func resolvePort(n *gns3.Node, given string) (gns3.Port, error) {
 	g := squeeze(given)
 	if len(n.Ports) == 0 {
-		return gns3.Port{}, errorf("port '%s': %s has no network ports", given, n.Name)
+		return gns3.Port{}, toolkit.Errorf("port '%s': %s has no network ports", given, n.Name)
 	}
 	for _, p := range n.Ports {
 		if squeeze(p.Name) == g || (p.ShortName != "" && squeeze(p.ShortName) == g) {
@@ -36,9 +37,9 @@ func resolvePort(n *gns3.Node, given string) (gns3.Port, error) {
 		return hits[0], nil
 	}
 	if len(hits) > 1 {
-		return gns3.Port{}, errorf("port '%s' is ambiguous on %s: %s", given, n.Name, listNames(portNames(hits)))
+		return gns3.Port{}, toolkit.Errorf("port '%s' is ambiguous on %s: %s", given, n.Name, toolkit.ListNames(portNames(hits)))
 	}
-	return gns3.Port{}, errorf("port '%s' not found on %s; ports: %s", given, n.Name, listNames(portNames(n.Ports)))
+	return gns3.Port{}, toolkit.Errorf("port '%s' not found on %s; ports: %s", given, n.Name, toolkit.ListNames(portNames(n.Ports)))
 }
 
 // abbreviates reports whether letters+rest (squeezed) names the port

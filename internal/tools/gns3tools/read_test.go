@@ -6,19 +6,20 @@ import (
 	"testing"
 
 	"agentchat/internal/gns3/gns3test"
+	"agentchat/internal/tools/toolkit/toolkittest"
 )
 
 func TestTopologyReader(t *testing.T) {
 	e := newEnv(t)
 	topo := e.fake.SeedTopology(e.pid)
-	before := e.call(ToolTopologyReader, `{}`)
+	before := e.Call(ToolTopologyReader, `{}`)
 	r := before.item(t, 0, "success")
 	if r["project_id"] != e.pid || len(r["nodes"].([]any)) != 4 || len(r["links"].([]any)) != 3 {
 		t.Fatalf("topology %v", r)
 	}
 	// Freshly read: a change shows at once.
-	e.call(ToolDeleteNode, `{"nodes":["PC2"]}`)
-	after := e.call(ToolTopologyReader, ``).item(t, 0, "success")
+	e.Call(ToolDeleteNode, `{"nodes":["PC2"]}`)
+	after := e.Call(ToolTopologyReader, ``).item(t, 0, "success")
 	if len(after["nodes"].([]any)) != 3 || len(after["links"].([]any)) != 2 {
 		t.Errorf("topology after the delete: %v", after)
 	}
@@ -34,7 +35,7 @@ func TestTopologyReader(t *testing.T) {
 func TestGetTemplates(t *testing.T) {
 	e := newEnv(t)
 	tpl := e.fake.SeedTemplates()
-	a := e.call(ToolGetTemplates, `{}`)
+	a := e.Call(ToolGetTemplates, `{}`)
 	if !a.Success || a.Total != 9 {
 		t.Fatalf("answer %+v", a)
 	}
@@ -66,7 +67,7 @@ func TestGateway(t *testing.T) {
 	other := e.fake.AddProject("other lab", "closed")
 	gw := e.ts.Gateway()
 
-	a := e.decode(e.run(userCtx(), findTool(t, gw, ToolListProjects), `{}`))
+	a := e.Decode(e.Rec.Run(userCtx(), toolkittest.FindTool(t, gw, ToolListProjects), `{}`))
 	if !a.Success || a.Total != 2 {
 		t.Fatalf("projects %+v", a)
 	}
@@ -78,24 +79,24 @@ func TestGateway(t *testing.T) {
 		}
 	}
 
-	start := findTool(t, gw, ToolStartNode)
-	a = e.decode(e.run(userCtx(), start, `{"project_id":"`+e.pid+`","nodes":["PC2"]}`))
+	start := toolkittest.FindTool(t, gw, ToolStartNode)
+	a = e.Decode(e.Rec.Run(userCtx(), start, `{"project_id":"`+e.pid+`","nodes":["PC2"]}`))
 	if r := a.item(t, 0, "success"); r["node_status"] != "started" {
 		t.Errorf("start on /v1: %v", r)
 	}
-	a = e.decode(e.run(userCtx(), findTool(t, gw, ToolTopologyReader), `{"project_id":"`+e.pid+`"}`))
+	a = e.Decode(e.Rec.Run(userCtx(), toolkittest.FindTool(t, gw, ToolTopologyReader), `{"project_id":"`+e.pid+`"}`))
 	if r := a.item(t, 0, "success"); r["project_id"] != e.pid {
 		t.Errorf("topology on /v1: %v", r)
 	}
-	a = e.decode(e.run(userCtx(), findTool(t, gw, ToolCreateNode), `{"project_id":"`+other+`","nodes":[{"template":"VPCS"}]}`))
+	a = e.Decode(e.Rec.Run(userCtx(), toolkittest.FindTool(t, gw, ToolCreateNode), `{"project_id":"`+other+`","nodes":[{"template":"VPCS"}]}`))
 	if msg := errText(a.item(t, 0, "failed")); msg != "cannot create a node from template VPCS: 403: the user lacks the GNS3 permission for this action (The project is not opened)" {
 		t.Errorf("create in a closed project: %q", msg)
 	}
-	if _, err := e.run(userCtx(), start, `{"nodes":["PC2"]}`); err == nil || !strings.Contains(err.Error(), `missing properties: ["project_id"]`) {
+	if _, err := e.Rec.Run(userCtx(), start, `{"nodes":["PC2"]}`); err == nil || !strings.Contains(err.Error(), `missing properties: ["project_id"]`) {
 		t.Errorf("no project_id: %v", err)
 	}
 	requests := e.fake.Requests()
-	if _, err := e.run(userCtx(), start, `{"project_id":"lab","nodes":["PC2"]}`); err == nil || !strings.Contains(err.Error(), "project_id: pattern") {
+	if _, err := e.Rec.Run(userCtx(), start, `{"project_id":"lab","nodes":["PC2"]}`); err == nil || !strings.Contains(err.Error(), "project_id: pattern") {
 		t.Errorf("bad project_id: %v", err)
 	}
 	if e.fake.Requests() != requests {

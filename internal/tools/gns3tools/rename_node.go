@@ -6,6 +6,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
 )
 
 // renameArgs are the arguments of update_gns3_node_name.
@@ -25,64 +26,64 @@ type renamedNode struct {
 	NodeID  string `json:"node_id,omitempty"`
 	OldName string `json:"old_name,omitempty"`
 	Name    string `json:"name,omitempty"`
-	outcome
+	toolkit.Outcome
 }
 
 func renameNodeSpec() *spec {
-	sp := define(ToolUpdateNodeName,
+	sp := toolkit.Define(ToolUpdateNodeName,
 		"Rename nodes of the GNS3 project (1 to 50 per call). Each new name must be unique in the project.",
 		func(s *jsonschema.Schema) {
-			nonEmpty(setItems(s, "nodes", 1, maxNodeRefs).Items, "node", "new_name")
+			toolkit.NonEmpty(toolkit.Array(s, "nodes", 1, maxNodeRefs).Items, "node", "new_name")
 		}, renameNodes)
-	sp.sideEffects = true
+	sp.SideEffects = true
 	return sp
 }
 
-func renameNodes(ctx context.Context, c *call, a renameArgs) report[renamedNode] {
+func renameNodes(ctx context.Context, c *call, a renameArgs) toolkit.Report[renamedNode] {
 	items := make([]renamedNode, len(a.Nodes))
 	for i, r := range a.Nodes {
 		items[i].Node = r.Node
 	}
 	nodes, err := c.nodes(ctx)
 	if err != nil {
-		return failAll(items, "cannot read the project's nodes: "+describe(err))
+		return toolkit.FailAll(items, "cannot read the project's nodes: "+toolkit.Describe(err))
 	}
 	targets := make([]*gns3.Node, len(items))
 	for i, r := range a.Nodes {
-		n, err := nodes.resolve(r.Node)
+		n, err := nodes.Resolve(r.Node)
 		if err != nil {
-			items[i].failErr(err)
+			items[i].FailErr(err)
 			continue
 		}
 		items[i].NodeID, items[i].OldName, items[i].Name = n.NodeID, n.Name, n.Name
 		targets[i] = n
 	}
-	forEach(len(items), func(i int) {
+	toolkit.ForEach(len(items), func(i int) {
 		n, it := targets[i], &items[i]
 		if n == nil {
 			return
 		}
 		if n.Name == a.Nodes[i].NewName {
-			it.succeed()
+			it.Succeed()
 			return
 		}
 		var got *gns3.Node
 		err := c.limit(ctx, func() (err error) {
-			got, err = c.client.UpdateNode(ctx, c.token, c.projectID, n.NodeID, map[string]any{"name": a.Nodes[i].NewName})
+			got, err = c.client.UpdateNode(ctx, c.Token, c.ProjectID, n.NodeID, map[string]any{"name": a.Nodes[i].NewName})
 			return err
 		})
 		if err != nil {
-			it.fail("cannot rename " + n.Name + ": " + describe(err))
+			it.Fail("cannot rename " + n.Name + ": " + toolkit.Describe(err))
 			return
 		}
 		it.Name = got.Name
 		if got.Name != a.Nodes[i].NewName {
-			it.fail(nameTaken(a.Nodes[i].NewName, got.Name))
+			it.Fail(nameTaken(a.Nodes[i].NewName, got.Name))
 			return
 		}
-		it.succeed()
+		it.Succeed()
 	})
-	return finish(items)
+	return toolkit.Finish(items)
 }
 
 // nameTaken explains a node that GNS3 named otherwise than asked: it does

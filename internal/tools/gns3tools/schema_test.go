@@ -11,20 +11,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/tools/toolkit"
+	"agentchat/internal/tools/toolkit/toolkittest"
 )
 
 // projectTools are the tools of a project chat, in order.
 var projectTools = []string{
 	ToolTopologyReader, ToolGetTemplates, ToolCreateNode, ToolCreateLink, ToolStartNode, ToolStopNode,
 	ToolSuspendNode, ToolUpdateNodeName, ToolDeleteNode, ToolDeleteLink,
-}
-
-func toolNames(ts []agent.Tool) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name)
-	}
-	return out
 }
 
 // checkShape checks that s is a well-formed schema of the kind the model
@@ -86,11 +80,11 @@ func checkShape(t *testing.T, where string, s map[string]any) {
 func TestSchemas(t *testing.T) {
 	ts := New(Options{})
 	project := ts.Project("8b6f3b63-7b8a-4c3e-9d62-0d1b2b1c9e10")
-	if got := toolNames(project); !slices.Equal(got, projectTools) {
+	if got := toolkittest.Names(project); !slices.Equal(got, projectTools) {
 		t.Fatalf("project tools %v, want %v", got, projectTools)
 	}
 	gateway := ts.Gateway()
-	if got, want := toolNames(gateway), append(slices.Clone(projectTools), ToolListProjects); !slices.Equal(got, want) {
+	if got, want := toolkittest.Names(gateway), append(slices.Clone(projectTools), ToolListProjects); !slices.Equal(got, want) {
 		t.Fatalf("gateway tools %v, want %v", got, want)
 	}
 	sideEffects := map[string]bool{
@@ -142,7 +136,7 @@ func TestSchemas(t *testing.T) {
 				if !bytes.HasPrefix(tool.Parameters, []byte(`{"type":"object","properties":{"project_id":`)) {
 					t.Errorf("%s: project_id is not the first property: %s", where, tool.Parameters)
 				}
-				if p := props["project_id"].(map[string]any); p["type"] != "string" || p["pattern"] != uuidPattern {
+				if p := props["project_id"].(map[string]any); p["type"] != "string" || p["pattern"] != toolkit.UUIDPattern {
 					t.Errorf("%s: project_id schema %v", where, p)
 				}
 			}
@@ -162,10 +156,10 @@ func TestNotConfigured(t *testing.T) {
 
 func TestArgumentValidation(t *testing.T) {
 	ts := New(Options{})
-	tools := map[string]*argsSchema{}
-	for _, sp := range ts.specs {
-		tools[sp.name] = sp.project
-		tools["v1/"+sp.name] = sp.gateway
+	tools := map[string]*toolkit.Args{}
+	for _, sp := range ts.tools.Defs {
+		tools[sp.Name] = sp.Args(false)
+		tools["v1/"+sp.Name] = sp.Args(true)
 	}
 	long := "[" + strings.TrimSuffix(strings.Repeat(`{"template":"VPCS"},`, 21), ",") + "]"
 	tests := []struct{ tool, args, err string }{
@@ -189,7 +183,7 @@ func TestArgumentValidation(t *testing.T) {
 		{"v1/" + ToolStartNode, `{"project_id":"p1","nodes":["R1"]}`, `project_id: pattern`},
 	}
 	for _, tt := range tests {
-		_, err := tools[tt.tool].parse(json.RawMessage(tt.args))
+		_, err := tools[tt.tool].Parse(json.RawMessage(tt.args))
 		if err == nil || !strings.HasPrefix(err.Error(), "invalid arguments: ") || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("%s %s: %v; want an error with %q", tt.tool, tt.args, err, tt.err)
 		}
@@ -202,7 +196,7 @@ func TestArgumentValidation(t *testing.T) {
 		{"v1/" + ToolStartNode, `{"project_id":"8b6f3b63-7b8a-4c3e-9d62-0d1b2b1c9e10","nodes":["R1"]}`},
 	}
 	for _, tt := range valid {
-		if _, err := tools[tt.tool].parse(json.RawMessage(tt.args)); err != nil {
+		if _, err := tools[tt.tool].Parse(json.RawMessage(tt.args)); err != nil {
 			t.Errorf("%s %s: %v", tt.tool, tt.args, err)
 		}
 	}

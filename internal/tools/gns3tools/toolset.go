@@ -1,13 +1,13 @@
 package gns3tools
 
 import (
-	"errors"
 	"log/slog"
 	"time"
 
 	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/gns3topo"
+	"agentchat/internal/tools/toolkit"
 )
 
 // Tool names.
@@ -36,7 +36,7 @@ const (
 
 // ErrNotConfigured is the error of every tool when the server has no
 // GNS3 controller (no GNS3_URL).
-var ErrNotConfigured = errors.New("GNS3 is not configured")
+var ErrNotConfigured = toolkit.ErrNotConfigured
 
 // Options configure a Toolset.
 type Options struct {
@@ -68,7 +68,7 @@ type Toolset struct {
 	poll        time.Duration
 	waitTimeout func(nodeType string) time.Duration
 	concurrency int
-	specs       []*spec
+	tools       *toolkit.Set[*call]
 }
 
 // New returns a toolset with the defaults applied to o.
@@ -96,7 +96,7 @@ func New(o Options) *Toolset {
 	if s.concurrency <= 0 {
 		s.concurrency = defaultConcurrency
 	}
-	s.specs = []*spec{
+	specs := []*spec{
 		topologyReaderSpec(),
 		templatesSpec(),
 		createNodeSpec(),
@@ -109,32 +109,19 @@ func New(o Options) *Toolset {
 		deleteLinkSpec(),
 		listProjectsSpec(),
 	}
+	s.tools = &toolkit.Set[*call]{Defs: specs, Configured: s.client != nil, Begin: s.newCall, Logger: s.log, Failures: "gns3 tool had failures"}
 	return s
 }
 
 // Project returns the project-chat tools of every mode for projectID, the
 // project fixed by the route: no tool takes a project_id, and
 // list_gns3_projects is not among them.
-func (s *Toolset) Project(projectID string) []agent.Tool {
-	out := make([]agent.Tool, 0, len(s.specs))
-	for _, sp := range s.specs {
-		if !sp.global {
-			out = append(out, s.agentTool(sp, projectID, false))
-		}
-	}
-	return out
-}
+func (s *Toolset) Project(projectID string) []agent.Tool { return s.tools.Project(projectID) }
 
 // Gateway returns the tools of the stateless /v1 gateway: every project
 // tool with a required project_id (a UUID) first in its schema, and
 // list_gns3_projects.
-func (s *Toolset) Gateway() []agent.Tool {
-	out := make([]agent.Tool, 0, len(s.specs))
-	for _, sp := range s.specs {
-		out = append(out, s.agentTool(sp, "", true))
-	}
-	return out
-}
+func (s *Toolset) Gateway() []agent.Tool { return s.tools.Gateway() }
 
 // actionTimeout is the agent.Tool timeout of start, stop and suspend: the
 // longest wait of any node type, plus a minute for the GNS3 requests, and

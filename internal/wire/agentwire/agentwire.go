@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"agentchat/internal/agent"
@@ -15,11 +16,13 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
-	"agentchat/internal/userllm"
-	"agentchat/internal/wire"
+	"agentchat/internal/store"
+	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
 	"agentchat/internal/tools/seerr"
+	"agentchat/internal/userllm"
+	"agentchat/internal/wire"
 )
 
 // Agent is the agent side of a process.
@@ -57,18 +60,27 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 
 // Registry returns the default agents with their configured tools. gc is
 // the GNS3 controller client (wire.Base.GNS3), nil without GNS3_URL: the
-// gns3-copilot's prompt then says so and its lab tools answer "GNS3 is not
-// configured".
-func Registry(cfg *config.Config, gc *gns3.Client, log *slog.Logger) (*agent.Registry, error) {
+// gns3-copilot's prompt then says so and its lab and console tools answer
+// "GNS3 is not configured". locks holds the device console locks (the
+// store), shared by every instance.
+func Registry(cfg *config.Config, gc *gns3.Client, locks store.DeviceLocks, log *slog.Logger) (*agent.Registry, error) {
 	sc, err := seerr.New(seerr.Config{BaseURL: cfg.SeerrURL, APIKey: cfg.SeerrAPIKey, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("seerr client: %w", err)
 	}
 	topo := gns3topo.New(gns3topo.Options{Client: gc, Logger: log})
+	consoleHost := ""
+	if u, err := url.Parse(cfg.GNS3URL); err == nil {
+		consoleHost = u.Hostname()
+	}
+	consoles := consoletools.New(consoletools.Options{
+		Client: gc, ConsoleHost: consoleHost, Blocked: cfg.BlockedCommands,
+		Locks: consoletools.StoreLocker{Locks: locks}, Logger: log,
+	})
 	return agents.DefaultRegistry(agents.Deps{
 		Seerr:        sc,
 		GNS3Topology: topo.Prompt,
-		GNS3Tools:    gns3tools.New(gns3tools.Options{Client: gc, Topology: topo, Logger: log}),
+		GNS3Tools:    agents.CombineLabTools(gns3tools.New(gns3tools.Options{Client: gc, Topology: topo, Logger: log}), consoles),
 	}), nil
 }
 
@@ -81,7 +93,7 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := Registry(cfg, b.GNS3, log)
+	reg, err := Registry(cfg, b.GNS3, b.Store, log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package gns3tools
+package toolkit
 
 import (
 	"bytes"
@@ -12,23 +12,27 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// uuidPattern is the form of every GNS3 v3 id.
-const uuidPattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+// UUIDPattern is the form of every GNS3 v3 id.
+const UUIDPattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 
 // maxValidationText bounds the text of one argument problem.
 const maxValidationText = 300
 
-// argsSchema is a tool's argument schema: what the model is shown, and the
-// resolved form the model's arguments are validated against.
-type argsSchema struct {
+// Args is a tool's argument schema: what the model is shown, and what the
+// model's arguments are validated against.
+type Args struct {
 	raw      json.RawMessage
+	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
 }
+
+// JSON returns the schema as the model is shown it.
+func (a *Args) JSON() json.RawMessage { return a.raw }
 
 // inferSchema returns the schema of the argument struct A, with the
 // optional (pointer, slice) types reduced to their plain JSON type and
 // every object given its properties, then changed by adjust (bounds,
-// enums, lengths) when not nil.
+// enums, lengths, descriptions) when not nil.
 func inferSchema[A any](adjust func(*jsonschema.Schema)) (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[A](nil)
 	if err != nil {
@@ -42,7 +46,7 @@ func inferSchema[A any](adjust func(*jsonschema.Schema)) (*jsonschema.Schema, er
 }
 
 // normalize walks s: a type ["null", T] becomes T (a null argument is
-// taken as absent, see parse), and an object without properties gets an
+// taken as absent, see Parse), and an object without properties gets an
 // empty properties map, so that every object lists its properties.
 func normalize(s *jsonschema.Schema) {
 	if s == nil {
@@ -69,7 +73,7 @@ func withProjectID(s *jsonschema.Schema) *jsonschema.Schema {
 	}
 	c.Properties["project_id"] = &jsonschema.Schema{
 		Type:        "string",
-		Pattern:     uuidPattern,
+		Pattern:     UUIDPattern,
 		Description: "Id (UUID) of the GNS3 project to act on, from list_gns3_projects.",
 	}
 	order := c.PropertyOrder
@@ -82,7 +86,7 @@ func withProjectID(s *jsonschema.Schema) *jsonschema.Schema {
 }
 
 // compile resolves s for validation and renders it for the model.
-func compile(s *jsonschema.Schema) (*argsSchema, error) {
+func compile(s *jsonschema.Schema) (*Args, error) {
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("render schema: %w", err)
@@ -91,12 +95,14 @@ func compile(s *jsonschema.Schema) (*argsSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve schema: %w", err)
 	}
-	return &argsSchema{raw: raw, resolved: rs}, nil
+	return &Args{raw: raw, schema: s, resolved: rs}, nil
 }
 
-// parse reads the model's arguments: a JSON object (empty or null means
-// {}), whose null members are dropped as absent, valid against the schema.
-func (a *argsSchema) parse(raw json.RawMessage) (map[string]any, error) {
+// Parse reads the model's arguments: a JSON object (empty or null means
+// {}), valid against the schema once the null members it lists as
+// properties are dropped as absent. A null member the schema does not
+// list is left for the validation to refuse.
+func (a *Args) Parse(raw json.RawMessage) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -109,27 +115,34 @@ func (a *argsSchema) parse(raw json.RawMessage) (map[string]any, error) {
 	if !ok {
 		return nil, errors.New("invalid arguments: the arguments must be a JSON object")
 	}
-	dropNulls(m)
+	dropNulls(m, a.schema)
 	if err := a.resolved.Validate(m); err != nil {
 		return nil, fmt.Errorf("invalid arguments: %s", validationText(err))
 	}
 	return m, nil
 }
 
-// dropNulls removes the null members of objects, at every depth.
-func dropNulls(v any) {
+// dropNulls removes, at every depth of v, the null members of objects
+// that s lists as properties.
+func dropNulls(v any, s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if e == nil {
+			p, listed := s.Properties[k]
+			switch {
+			case !listed:
+			case e == nil:
 				delete(t, k)
-				continue
+			default:
+				dropNulls(e, p)
 			}
-			dropNulls(e)
 		}
 	case []any:
 		for _, e := range t {
-			dropNulls(e)
+			dropNulls(e, s.Items)
 		}
 	}
 }
@@ -195,18 +208,4 @@ func argumentPath(loc string) string {
 		}
 	}
 	return b.String()
-}
-
-// setItems bounds the number of items of the array property name of s.
-func setItems(s *jsonschema.Schema, name string, minItems, maxItems int) *jsonschema.Schema {
-	p := s.Properties[name]
-	p.MinItems, p.MaxItems = jsonschema.Ptr(minItems), jsonschema.Ptr(maxItems)
-	return p
-}
-
-// nonEmpty requires the string properties names of s to be non-empty.
-func nonEmpty(s *jsonschema.Schema, names ...string) {
-	for _, n := range names {
-		s.Properties[n].MinLength = jsonschema.Ptr(1)
-	}
 }

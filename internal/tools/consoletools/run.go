@@ -1,0 +1,270 @@
+package consoletools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"agentchat/internal/console"
+	"agentchat/internal/gns3"
+	"agentchat/internal/tools/toolkit"
+)
+
+// errBudget ends the devices still running shortly before the tool's
+// deadline, so that their partial results are returned.
+var errBudget = errors.New("the tool's time limit was reached")
+
+// maxListedErrors bounds the command errors listed in a result.
+const maxListedErrors = 5
+
+// plan is what one device will be sent, checked before anything is.
+type plan struct {
+	node    *gns3.Node
+	typ     console.DeviceType
+	addr    string
+	exec    []string       // kindShow, kindVPCS
+	steps   []console.Step // kindConfig
+	blocked []string       // commands not sent
+	refused []string       // why each blocked command was, "cmd: reason"
+}
+
+func (p *plan) empty() bool { return len(p.exec) == 0 && len(p.steps) == 0 }
+
+// execute runs a console tool of kind k on the devices devs.
+func (c *call) execute(ctx context.Context, k kind, devs []device) toolkit.Report[deviceResult] {
+	items := make([]deviceResult, len(devs))
+	for i, d := range devs {
+		items[i].DeviceName = d.name()
+	}
+	nodes, err := c.client.GetNodes(ctx, c.Token, c.ProjectID)
+	if err != nil {
+		return toolkit.FailAll(items, "cannot read the project's nodes: "+gns3.Describe(err))
+	}
+	plans := make([]*plan, len(devs))
+	seen := map[string]int{}
+	for i, d := range devs {
+		n, err := toolkit.Nodes(nodes).ResolveAs(toolkit.DeviceKind, d.name())
+		if err != nil {
+			items[i].Fail(err.Error())
+			continue
+		}
+		if j, dup := seen[n.NodeID]; dup {
+			items[i].Fail(fmt.Sprintf("%s is listed twice (items %d and %d); give all its commands in one item", n.Name, j+1, i+1))
+			continue
+		}
+		seen[n.NodeID] = i
+		p, err := c.plan(k, n, d.lines())
+		if err != nil {
+			items[i].Fail(err.Error())
+			continue
+		}
+		plans[i] = p
+	}
+
+	runCtx, cancel := withBudget(ctx)
+	defer cancel()
+	sem := make(chan struct{}, c.concurrency)
+	toolkit.ForEach(len(plans), func(i int) {
+		p := plans[i]
+		if p == nil {
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-runCtx.Done():
+			items[i].BlockedCommands = p.blocked
+			items[i].Fail("not run: " + describe(context.Cause(runCtx)))
+			return
+		}
+		defer func() { <-sem }()
+		c.runDevice(runCtx, k, c.ProjectID, p, &items[i])
+	})
+	return toolkit.Finish(items)
+}
+
+// withBudget bounds ctx a little before its deadline (errBudget).
+func withBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	margin := min(budgetMargin, time.Until(dl)/10)
+	return context.WithDeadlineCause(ctx, dl.Add(-margin), errBudget)
+}
+
+// plan checks a device and its commands: its device type fits the tool,
+// its console is a telnet one, and the filter lets its commands through.
+func (s *Toolset) plan(k kind, n *gns3.Node, items []string) (*plan, error) {
+	typ, err := deviceType(n)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case k == kindVPCS && typ.Name != console.TypeVPCS:
+		return nil, fmt.Errorf("%s is not a VPCS node (device type %s); use %s or %s", n.Name, typ.Name,
+			ToolDeviceCommands, ToolDeviceConfigCommands)
+	case k == kindConfig && !typ.HasConfigMode():
+		return nil, fmt.Errorf("%s (device type %s) has no configuration mode; use %s", n.Name, typ.Name, ToolVPCSCommands)
+	}
+	addr, err := s.consoleAddr(n)
+	if err != nil {
+		return nil, err
+	}
+	if n.Status != "" && n.Status != gns3.NodeStarted {
+		return nil, fmt.Errorf("%s is %s; start it first (start_gns3_node)", n.Name, n.Status)
+	}
+	p := &plan{node: n, typ: typ, addr: addr}
+	block := func(cmd, why string) {
+		p.blocked = append(p.blocked, cmd)
+		p.refused = append(p.refused, cmd+": "+why)
+	}
+	allowed := func(cmd string) bool {
+		if prefix, ok := s.filter.Match(cmd); ok {
+			block(cmd, fmt.Sprintf("blocked by the safety filter (%q), not sent", prefix))
+			return false
+		}
+		if k == kindShow {
+			if why := typ.ReadOnlyRefusal(cmd); why != "" {
+				block(cmd, "refused, "+why)
+				return false
+			}
+		}
+		return true
+	}
+	lines := 0
+	if k == kindConfig {
+		for _, st := range typ.SplitConfig(items) {
+			lines += len(st.Lines)
+			if allowed(st.Lines[0]) {
+				p.steps = append(p.steps, st)
+			}
+		}
+	} else {
+		for _, c := range console.SplitCommands(items) {
+			lines++
+			if allowed(c) {
+				p.exec = append(p.exec, c)
+			}
+		}
+	}
+	if lines > maxLinesPerDevice {
+		return nil, fmt.Errorf("%s: %d lines, more than %d per device", n.Name, lines, maxLinesPerDevice)
+	}
+	return p, nil
+}
+
+// runDevice locks a device, opens its console, sends the plan and fills
+// it with the outcome; the console is closed and the lock released
+// before it returns.
+func (s *Toolset) runDevice(ctx context.Context, k kind, projectID string, p *plan, it *deviceResult) {
+	it.BlockedCommands = p.blocked
+	if p.empty() {
+		it.Fail(joinProblems("every command was refused, nothing was sent", p.refused))
+		return
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	l, err := s.lock(dctx, projectID, p.node.NodeID, p.node.Name, cancel)
+	if err != nil {
+		it.Fail(describe(err))
+		return
+	}
+	defer l.release()
+
+	start := time.Now()
+	sess, err := console.Open(dctx, console.Config{
+		Addr:           p.addr,
+		Type:           p.typ,
+		Dial:           s.dial,
+		CommandTimeout: s.cmdTimeout,
+	})
+	if err != nil {
+		it.Fail(fmt.Sprintf("cannot use the console of %s: %s", p.node.Name, describe(err)))
+		return
+	}
+	defer func() { _ = sess.Close() }()
+
+	var cmds []string
+	var errs []error
+	var final error
+	if k == kindConfig {
+		for _, st := range p.steps {
+			cmds = append(cmds, st.Command())
+		}
+		errs, final = sess.Configure(p.steps)
+	} else {
+		cmds = p.exec
+		for _, c := range p.exec {
+			errs = append(errs, sess.Exec(c))
+		}
+	}
+	it.Output = sess.Output()
+
+	ok := 0
+	var problems []string
+	for i, e := range errs {
+		if e == nil {
+			ok++
+			continue
+		}
+		if len(problems) < maxListedErrors {
+			problems = append(problems, short(cmds[i])+": "+describe(e))
+		}
+	}
+	if n := len(errs) - ok; n > maxListedErrors {
+		problems = append(problems, fmt.Sprintf("(%d more failed)", n-maxListedErrors))
+	}
+	if final != nil {
+		problems = append(problems, "could not return to the privileged prompt: "+describe(final))
+	}
+	problems = append(problems, p.refused...)
+	total := len(errs) + len(p.blocked)
+	switch msg := strings.Join(problems, "; "); {
+	case ok == total && final == nil:
+		it.Succeed()
+	case ok == 0:
+		it.Fail(msg)
+	default:
+		it.Partial(msg)
+	}
+	s.log.DebugContext(ctx, "console commands run", "device", p.node.Name, "node_id", p.node.NodeID,
+		"commands", len(errs), "failed", len(errs)-ok, "blocked", len(p.blocked), "duration", time.Since(start))
+}
+
+// describe is the text of an error in a result.
+func describe(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, errBudget):
+		return "stopped: " + errBudget.Error()
+	case errors.Is(err, errLockLost):
+		return "stopped: " + errLockLost.Error()
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "stopped: the time limit was reached"
+	}
+	return err.Error()
+}
+
+// joinProblems is msg followed by the problems.
+func joinProblems(msg string, problems []string) string {
+	if len(problems) == 0 {
+		return msg
+	}
+	return msg + ": " + strings.Join(problems, "; ")
+}
+
+// short is a command as quoted in an error: its first line, bounded.
+func short(cmd string) string {
+	first, _, multi := strings.Cut(cmd, "\n")
+	if len(first) > 80 {
+		first = strings.ToValidUTF8(first[:80], "") + "..."
+	} else if multi {
+		first += " ..."
+	}
+	return first
+}

@@ -1,0 +1,70 @@
+package toolkit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Def is one tool, in its project-chat form (the project fixed by the
+// route) and its /v1 gateway form (a required project_id first). E is the
+// environment its function runs in, made for every call by Set.Begin.
+type Def[E any] struct {
+	// Name and Description are what the model is shown.
+	Name        string
+	Description string
+	// SideEffects is agent.Tool.SideEffects: the tool changes the lab.
+	SideEffects bool
+	// Timeout is agent.Tool.Timeout (0: the runtime's default).
+	Timeout time.Duration
+	// Global tools (list_gns3_projects) address no project: they are on
+	// the gateway only, without a project_id.
+	Global bool
+
+	project, gateway *Args
+	run              func(ctx context.Context, env E, args map[string]any) (Answer, error)
+}
+
+// Define makes the tool name whose arguments are the struct A: its schema
+// is inferred from A (json and jsonschema tags: names, required unless
+// omitempty, descriptions) and changed by adjust (bounds, lengths,
+// patterns); run gets the validated arguments. A schema that cannot be
+// built is a programming error and panics (the tests build every tool).
+func Define[E, A any, R Answer](name, description string, adjust func(*jsonschema.Schema), run func(ctx context.Context, env E, a A) R) *Def[E] {
+	s, err := inferSchema[A](adjust)
+	if err != nil {
+		panic(fmt.Sprintf("toolkit: schema of %s: %v", name, err))
+	}
+	project, err := compile(s)
+	if err != nil {
+		panic(fmt.Sprintf("toolkit: schema of %s: %v", name, err))
+	}
+	gateway, err := compile(withProjectID(s))
+	if err != nil {
+		panic(fmt.Sprintf("toolkit: /v1 schema of %s: %v", name, err))
+	}
+	return &Def[E]{
+		Name:        name,
+		Description: description,
+		project:     project,
+		gateway:     gateway,
+		run: func(ctx context.Context, env E, m map[string]any) (Answer, error) {
+			var a A
+			if err := bind(m, &a); err != nil {
+				return nil, err
+			}
+			return run(ctx, env, a), nil
+		},
+	}
+}
+
+// Args returns the argument schema of the project-chat form of d, or of
+// its gateway form (with project_id, unless d is Global).
+func (d *Def[E]) Args(gateway bool) *Args {
+	if gateway && !d.Global {
+		return d.gateway
+	}
+	return d.project
+}
