@@ -810,3 +810,36 @@ func TestTemplateHTTPAPIPaths(t *testing.T) {
 		t.Errorf("GET %s is not routed to %s", catalogfn.PathRootBare, catalogfn.RootFunction)
 	}
 }
+
+// TestTemplateLabVPC: the functions that run the agents (and so reach the
+// GNS3 controller and the device consoles) join the lab's VPC when
+// LabSubnetIds is set; no other function does.
+func TestTemplateLabVPC(t *testing.T) {
+	tpl := loadTemplate(t)
+	agentFns := map[string]bool{}
+	for _, f := range append(chatfn.Funcs(), gatewayfn.Funcs()...) {
+		agentFns[logicalID(f.Name)] = true
+	}
+	if cond := tpl.get("Conditions", "HasLabVpc"); !cond.ok() {
+		t.Fatal("no HasLabVpc condition")
+	}
+	for _, p := range []string{"LabSubnetIds", "LabSecurityGroupIds"} {
+		if typ := tpl.get("Parameters", p, "Type").str(); typ != "CommaDelimitedList" {
+			t.Errorf("parameter %s: type %q", p, typ)
+		}
+	}
+	for id, fn := range templateFunctions(tpl) {
+		vpc := fn.get("Properties", "VpcConfig")
+		if !agentFns[id] {
+			if vpc.ok() {
+				t.Errorf("%s joins the lab VPC but runs no agent", id)
+			}
+			continue
+		}
+		items := vpc.items()
+		if vpc.tag() != "!If" || len(items) != 3 || items[0].str() != "HasLabVpc" || !isNoValue(items[2]) ||
+			items[1].get("SubnetIds").str() != "LabSubnetIds" || items[1].get("SecurityGroupIds").str() != "LabSecurityGroupIds" {
+			t.Errorf("%s: VpcConfig is not !If [HasLabVpc, {SubnetIds, SecurityGroupIds}, NoValue]", id)
+		}
+	}
+}
