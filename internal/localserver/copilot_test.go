@@ -91,17 +91,24 @@ type sse struct {
 // do sends a request with alice's token and returns the status and body.
 func (l *copilotLab) do(method, path string, body any) (int, []byte) {
 	l.t.Helper()
+	return sendJSON(l.t, l.url, l.token, method, path, body)
+}
+
+// sendJSON sends body (nil: none) as JSON with the bearer token and
+// returns the status and the response body.
+func sendJSON(t *testing.T, baseURL, token, method, path string, body any) (int, []byte) {
+	t.Helper()
 	var r io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, l.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+l.token)
+	req, _ := http.NewRequest(method, baseURL+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		l.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

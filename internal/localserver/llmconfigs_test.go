@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,22 +48,9 @@ func (u user) do(method, path string, body any) (int, map[string]any) {
 // raw sends a request and returns the status and the body.
 func (u user) raw(method, path string, body any) (int, []byte) {
 	u.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, u.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+u.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		u.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	st, b := sendJSON(u.t, u.url, u.token, method, path, body)
 	u.bodies.Write(b)
-	return resp.StatusCode, b
+	return st, b
 }
 
 // chat runs a non-streamed project turn and returns its status and body.
