@@ -2,6 +2,26 @@
 // controller, long-lived API keys stored only as hashes, and the local
 // single-user mode. The resulting Identity, which carries the raw bearer
 // credential for forwarding to GNS3, travels in the request context only.
+//
+// # Tokens
+//
+// A JWT is accepted only when all of these hold (JWTVerifier; the checks
+// are golang-jwt's where it has them):
+//
+//   - alg is HS256 and the signature verifies with the shared secret;
+//   - the header has no crit parameter (RFC 7515 §4.1.11): no JWS
+//     extension is understood, so a token that makes one critical, or
+//     whose crit is malformed, is refused;
+//   - exp is present; exp, nbf and iat, when present, are JSON numbers
+//     (a string such as "1700000000" is refused), read under their exact
+//     names;
+//   - the token is not expired (now < exp + Leeway), not used before nbf
+//     (now >= nbf - Leeway) and not issued in the future (now >= iat -
+//     Leeway);
+//   - sub, the user id, is a non-empty string.
+//
+// Leeway, the clock skew tolerated with the token issuer, is 10 seconds
+// and is kept at most 30 seconds.
 package auth
 
 import (

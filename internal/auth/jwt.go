@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,14 +13,18 @@ import (
 // MinSecretLen is the shortest HS256 secret accepted.
 const MinSecretLen = 32
 
-// Leeway is the clock skew tolerated on exp (and nbf) with the GNS3
-// controller that issues the tokens.
+// Leeway is the clock skew tolerated on exp, nbf and iat with the GNS3
+// controller that issues the tokens. It stays at most 30 seconds: a token
+// is never honoured more than that past its exp.
 const Leeway = 10 * time.Second
 
-// JWTVerifier checks HS256 tokens: the algorithm is pinned (none, HS384,
-// HS512, RS256... are refused), exp is required and enforced with Leeway,
-// and sub, the user id, must be a non-empty string. Tokens issued by a GNS3
-// controller sharing the secret ({"sub": <user>, "exp": ...}) work as-is.
+// JWTVerifier checks HS256 tokens (see the package documentation for the
+// rules): the algorithm is pinned (none, HS384, HS512, RS256... are
+// refused), a crit header is refused (no extension is understood), exp is
+// required, exp, nbf and iat are JSON numbers checked against the clock
+// with Leeway, and sub, the user id, must be a non-empty string. Tokens
+// issued by a GNS3 controller sharing the secret ({"sub": <user>, "exp":
+// ...}) work as-is.
 type JWTVerifier struct {
 	secret []byte
 	now    func() time.Time
@@ -38,6 +44,7 @@ func NewJWTVerifier(secret []byte, now func() time.Time) (*JWTVerifier, error) {
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(now),
 	)
@@ -48,11 +55,16 @@ func NewJWTVerifier(secret []byte, now func() time.Time) (*JWTVerifier, error) {
 // ErrInvalidCredentials with the reason (the token itself is never part of
 // the error).
 func (v *JWTVerifier) Verify(token string) (userID string, err error) {
-	var claims jwt.RegisteredClaims
+	var claims tokenClaims
 	_, err = v.parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
 		// Belt and braces: WithValidMethods already pinned the algorithm.
 		if m, ok := t.Method.(*jwt.SigningMethodHMAC); !ok || m != jwt.SigningMethodHS256 {
 			return nil, fmt.Errorf("unexpected signing method %v", t.Header["alg"])
+		}
+		// golang-jwt ignores crit (RFC 7515 §4.1.11): check it here,
+		// before the secret is used.
+		if err := checkCrit(t.Header); err != nil {
+			return nil, err
 		}
 		return v.secret, nil
 	})
@@ -64,6 +76,81 @@ func (v *JWTVerifier) Verify(token string) (userID string, err error) {
 		return "", fmt.Errorf("%w: jwt: missing sub claim", ErrInvalidCredentials)
 	}
 	return claims.Subject, nil
+}
+
+// checkCrit applies RFC 7515 §4.1.11 to a decoded JOSE header: crit, when
+// present, is a non-empty array of names of extension parameters that the
+// header carries, each of which the recipient must understand, or the
+// token is invalid. This verifier understands no extension: JWS extensions
+// such as "b64" (RFC 7797) change how the signature is computed, and a
+// verifier that does not implement one must refuse the token. A malformed
+// crit is refused too.
+func checkCrit(header map[string]any) error {
+	raw, ok := header["crit"]
+	if !ok {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		return errors.New("crit header must be a non-empty array")
+	}
+	for _, x := range list {
+		name, ok := x.(string)
+		if !ok || name == "" {
+			return errors.New("crit header must list parameter names")
+		}
+		if _, present := header[name]; !present {
+			// The name comes from the token: keep it out of the error.
+			return errors.New("crit header names a parameter the header lacks")
+		}
+	}
+	return errors.New("crit header names a parameter that is not understood")
+}
+
+// tokenClaims are the claims of a token, decoded strictly: each claim is
+// read under its exact name (encoding/json would also fill a field from
+// "EXP" or "Sub"), and exp, nbf and iat must be JSON numbers
+// (jwt.NumericDate also takes a numeric string such as "1700000000").
+// The checks of the claims' values are golang-jwt's, through the
+// embedded RegisteredClaims.
+type tokenClaims struct {
+	jwt.RegisteredClaims
+}
+
+// UnmarshalJSON decodes the claims set.
+func (c *tokenClaims) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	var rc jwt.RegisteredClaims
+	for name, dst := range map[string]**jwt.NumericDate{"exp": &rc.ExpiresAt, "nbf": &rc.NotBefore, "iat": &rc.IssuedAt} {
+		v, ok := raw[name]
+		if !ok {
+			continue
+		}
+		if v = bytes.TrimSpace(v); len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+			return fmt.Errorf("%s claim must be a JSON number", name)
+		}
+		*dst = new(jwt.NumericDate)
+		if err := json.Unmarshal(v, *dst); err != nil {
+			return fmt.Errorf("%s claim: %w", name, err)
+		}
+	}
+	for name, dst := range map[string]*string{"sub": &rc.Subject, "iss": &rc.Issuer, "jti": &rc.ID} {
+		if v, ok := raw[name]; ok {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return fmt.Errorf("%s claim must be a string", name)
+			}
+		}
+	}
+	if v, ok := raw["aud"]; ok {
+		if err := json.Unmarshal(v, &rc.Audience); err != nil {
+			return fmt.Errorf("aud claim: %w", err)
+		}
+	}
+	c.RegisteredClaims = rc
+	return nil
 }
 
 // Issue signs an HS256 token for userID, valid for ttl, with the same
