@@ -35,7 +35,7 @@ var endpoint string
 func TestMain(m *testing.M) { os.Exit(lambdatest.WithDynalite(m, &endpoint)) }
 
 // table is a fresh table whose client can be made slow: once stallAfter
-// BatchWriteItem calls have been made (when armed), every request waits
+// DeleteItem calls have been made (when armed), every request waits
 // until its context is done, as a removal running out of time does.
 type table struct {
 	client     *dynamodb.Client
@@ -43,7 +43,7 @@ type table struct {
 	name       string
 	armed      atomic.Bool
 	stallAfter atomic.Int64
-	batches    atomic.Int64
+	deletes    atomic.Int64
 	failWith   atomic.Value // error returned by every request when set
 }
 
@@ -60,7 +60,7 @@ func newTable(t *testing.T) *table {
 					if err, _ := tb.failWith.Load().(error); err != nil {
 						return middleware.InitializeOutput{}, middleware.Metadata{}, err
 					}
-					if awsmiddleware.GetOperationName(ctx) == "BatchWriteItem" && tb.batches.Add(1) > tb.stallAfter.Load() && tb.armed.Load() {
+					if awsmiddleware.GetOperationName(ctx) == "DeleteItem" && tb.deletes.Add(1) > tb.stallAfter.Load() && tb.armed.Load() {
 						<-ctx.Done()
 						return middleware.InitializeOutput{}, middleware.Metadata{}, ctx.Err()
 					}
@@ -75,9 +75,9 @@ func newTable(t *testing.T) *table {
 	return tb
 }
 
-// stall makes requests hang after n more batch writes.
+// stall makes requests hang after n more item deletions.
 func (tb *table) stall(n int64) {
-	tb.stallAfter.Store(tb.batches.Load() + n)
+	tb.stallAfter.Store(tb.deletes.Load() + n)
 	tb.armed.Store(true)
 }
 
@@ -176,7 +176,7 @@ func TestRemoverHandsOffThenWorkerFinishes(t *testing.T) {
 	inv := &jobs{}
 
 	// The request runs out of its budget part way.
-	tb.stall(5)
+	tb.stall(100)
 	done, err := removal.Remover{Store: tb.store, Invoker: inv, Budget: 300 * time.Millisecond}.RemoveProject(context.Background(), "big")
 	if err != nil || done {
 		t.Fatalf("RemoveProject = %v, %v; want handed off (not done, no error)", done, err)
@@ -191,7 +191,7 @@ func TestRemoverHandsOffThenWorkerFinishes(t *testing.T) {
 
 	// The first worker run runs out of its time too, and continues in a
 	// second run.
-	tb.stall(5)
+	tb.stall(100)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	err = removal.Worker{Store: tb.store, Invoker: inv, Margin: 100 * time.Millisecond}.Handle(ctx, got[0])
 	cancel()

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,12 +14,8 @@ import (
 	"agentchat/internal/store"
 )
 
-// BatchWriteItem limits and retry policy.
+// Deletion of projects.
 const (
-	batchMaxItems = 25
-	// batchMaxBytes keeps a request well under the 16 MB request limit.
-	batchMaxBytes    = 8 << 20
-	batchMaxAttempts = 10
 	// deleteWorkers is the number of threads DeleteProject removes at once.
 	deleteWorkers = 8
 	// projectPageSize is the number of sessions read per GSI1 page by
@@ -29,80 +23,10 @@ const (
 	projectPageSize = 100
 )
 
-// batchWrite runs the write requests in BatchWriteItem calls of at most 25
-// items, retrying unprocessed items with exponential backoff and jitter.
-func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
-	for len(reqs) > 0 {
-		n, size := 0, 0
-		for n < len(reqs) && n < batchMaxItems {
-			sz := requestSize(reqs[n])
-			if n > 0 && size+sz > batchMaxBytes {
-				break
-			}
-			size += sz
-			n++
-		}
-		if err := s.batchWriteChunk(ctx, reqs[:n]); err != nil {
-			return err
-		}
-		reqs = reqs[n:]
-	}
-	return nil
-}
-
-// batchWriteChunk writes one chunk until nothing is left unprocessed.
-func (s *Store) batchWriteChunk(ctx context.Context, chunk []types.WriteRequest) error {
-	pending := chunk
-	backoff := 20 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		out, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-			RequestItems: map[string][]types.WriteRequest{s.table: pending},
-		})
-		if err != nil {
-			return fmt.Errorf("batch write of %d items: %w", len(pending), err)
-		}
-		pending = out.UnprocessedItems[s.table]
-		if len(pending) == 0 {
-			return nil
-		}
-		if attempt >= batchMaxAttempts {
-			return fmt.Errorf("batch write: %d items still unprocessed after %d attempts", len(pending), attempt)
-		}
-		if err := sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
-			return fmt.Errorf("batch write: %w", err)
-		}
-		backoff = min(2*backoff, 2*time.Second)
-	}
-}
-
-// requestSize estimates the bytes of a write request.
-func requestSize(r types.WriteRequest) int {
-	var it item
-	switch {
-	case r.PutRequest != nil:
-		it = r.PutRequest.Item
-	case r.DeleteRequest != nil:
-		it = r.DeleteRequest.Key
-	}
-	n := 0
-	for name, v := range it {
-		n += len(name) + 8
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			n += len(v.Value)
-		case *types.AttributeValueMemberB:
-			n += len(v.Value) * 4 / 3 // base64 on the wire
-		default:
-			n += 64
-		}
-	}
-	return n
-}
-
 // deleteThread removes the incarnation of the session partition pk that
 // holds its meta item now, as "Deletion" in the protocol comment of
-// messages.go describes: learn (or fence) its epoch, batch-delete its items
-// while the meta item exists, delete the meta item (last, so that a cut-off
+// messages.go describes: learn (or fence) its epoch, delete its items one
+// by one, each only if it is of that epoch, while the meta item holds it, delete the meta item (last, so that a cut-off
 // removal is found again and resumed), then delete, one by one and only if
 // they are of its epoch, the items that appends in flight wrote meanwhile.
 // With user, the session must belong to that user. It returns an error
@@ -132,7 +56,7 @@ func (s *Store) deleteThread(ctx context.Context, pk, user string) error {
 			return err
 		}
 	}
-	held, err := s.clearThread(ctx, pk, epoch, page)
+	held, err := s.clearIncarnation(ctx, pk, epoch, page)
 	if err != nil || !held {
 		return err // !held: a concurrent deletion removed this incarnation
 	}
@@ -186,52 +110,6 @@ func (s *Store) fenceEpoch(ctx context.Context, pk, user string) (string, error)
 	return epoch, nil
 }
 
-// clearThread is the first pass (step b of "Deletion"): it deletes the items
-// of partition pk but the meta item, page by page from the first page
-// (read when the meta item held epoch), as long as the meta item holds
-// epoch. It reports held = false when it found the meta item gone or
-// holding another epoch, and then stops.
-func (s *Store) clearThread(ctx context.Context, pk, epoch string, out *dynamodb.QueryOutput) (held bool, err error) {
-	for {
-		var reqs []types.WriteRequest
-		var strays []item
-		for _, it := range out.Items {
-			sk := getS(it, attrSK)
-			switch ep := getS(it, mEpoch); {
-			case sk == metaSK:
-			case ep == "" || ep == epoch:
-				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(pk, sk)}})
-			default:
-				strays = append(strays, it)
-			}
-		}
-		if len(strays) > 0 {
-			held, err := s.metaHoldsEpoch(ctx, pk, epoch)
-			if err != nil || !held {
-				return false, err
-			}
-			// The meta item held epoch from the fence to now, so the
-			// strays are of an earlier incarnation: delete each if it is
-			// still the item read.
-			err = s.deleteEach(ctx, strays, func(it item, e *expr) string {
-				return e.n(mEpoch) + " = " + e.v(avS(getS(it, mEpoch)))
-			})
-			if err != nil {
-				return false, err
-			}
-		}
-		if err := s.batchWrite(ctx, reqs); err != nil {
-			return false, fmt.Errorf("delete items of %s: %w", pk, err)
-		}
-		if out.LastEvaluatedKey == nil {
-			return true, nil
-		}
-		if out, err = s.queryThread(ctx, pk, out.LastEvaluatedKey); err != nil {
-			return false, err
-		}
-	}
-}
-
 // sweepThread is the clean-up pass after the meta item is deleted (step d
 // of "Deletion"): it deletes the items of epoch (or of none) that appends
 // in flight wrote meanwhile, each conditioned on its epoch, so that the
@@ -249,11 +127,7 @@ func (s *Store) sweepThread(ctx context.Context, pk, epoch string) error {
 				ours = append(ours, it)
 			}
 		}
-		err = s.deleteEach(ctx, ours, func(_ item, e *expr) string {
-			ep := e.n(mEpoch)
-			return "attribute_not_exists(" + ep + ") OR " + ep + " = " + e.v(avS(epoch))
-		})
-		if err != nil {
+		if err := s.deleteEach(ctx, ours, ofEpoch(epoch)); err != nil {
 			return err
 		}
 		start = out.LastEvaluatedKey

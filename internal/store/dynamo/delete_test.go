@@ -248,6 +248,78 @@ func TestDeleteRaceWithRecreate(t *testing.T) {
 	}
 }
 
+// The first pass of a deletion (clearIncarnation) never deletes an item of
+// a later incarnation, even from a page it read before the incarnation it
+// removes was gone: here another deletion removes the session and the
+// session is created again, with messages at the keys the stale page
+// lists, between the page's read and its deletion. (The batch-deleting
+// first pass it replaces, clearThread, loses messages of the new session here.)
+func TestFirstPassSparesRecreatedSession(t *testing.T) {
+	large := func(tag string, size int) string { return tag + strings.Repeat("x", size) }
+	var oldLarge []store.Message // over 2 MB: the partition reads in 3 pages
+	for i := range 4 {
+		oldLarge = append(oldLarge, store.Message{Role: store.RoleTool, Content: large(fmt.Sprintf("old-%d", i+1), 700<<10)})
+	}
+	for _, tc := range []struct {
+		name string
+		old  []store.Message
+	}{
+		{"one page", []store.Message{{Role: store.RoleUser, Content: "old-1"}, {Role: store.RoleTool, Content: large("old-2", 400<<10)}, {Role: store.RoleAssistant, Content: "old-3"}}},
+		{"several pages", oldLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestStore(t)
+			s.log = slog.New(slog.DiscardHandler)
+			ctx := t.Context()
+			k := createSession(t, s)
+			pk := sessionPK(k.ProjectID, k.ThreadID)
+			if _, err := s.AppendMessages(ctx, k, tc.old); err != nil {
+				t.Fatal(err)
+			}
+			old, err := s.readCommit(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, err := s.queryThread(ctx, pk, nil) // read while the meta item holds the old epoch
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			if err := s.DeleteSession(ctx, k); err != nil {
+				t.Fatalf("the other DeleteSession: %v", err)
+			}
+			if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "again"}); err != nil {
+				t.Fatalf("CreateSession again: %v", err)
+			}
+			var want []store.Message
+			for _, b := range [][]store.Message{
+				{{Role: store.RoleUser, Content: "new-1"}, {Role: store.RoleTool, Content: large("new-2", 400<<10)}},
+				{{Role: store.RoleAssistant, Content: "new-3"}},
+			} {
+				got, err := s.AppendMessages(ctx, k, b)
+				if err != nil {
+					t.Fatalf("AppendMessages in the new session: %v", err)
+				}
+				want = append(want, got...)
+			}
+
+			if _, err := s.clearIncarnation(ctx, pk, old.epoch, page); err != nil {
+				t.Fatalf("first pass from the stale page: %v", err)
+			}
+			got, err := s.ListMessages(ctx, k, 0)
+			if err != nil {
+				t.Fatalf("ListMessages of the new session: %v", err)
+			}
+			if strings.Join(contents(got), ",") != strings.Join(contents(want), ",") {
+				t.Fatalf("ListMessages = %.8q, want %.8q", contents(got), contents(want))
+			}
+			if sess, err := s.GetSession(ctx, k); err != nil || sess.Title != "again" {
+				t.Fatalf("GetSession of the new session: %+v, %v", sess, err)
+			}
+		})
+	}
+}
+
 // Strays of an earlier incarnation left in the partition (an append that
 // put its items after the deletion's clean-up pass) are ignored by the
 // reader and removed with the session that holds the partition now.

@@ -238,15 +238,15 @@ func firstKey(m map[string]bool) string {
 }
 
 // Acceptance of issue 4: a removal cut off halfway (the connection fails
-// after a number of batch writes) is finished by running it again, and the
+// after a number of item deletions) is finished by running it again, and the
 // cut-off run leaves every partially removed thread findable (meta last).
 func TestDeleteProjectResumes(t *testing.T) {
 	const project = "lab"
-	var batches, cutAfter atomic.Int64
+	var deletes, cutAfter atomic.Int64
 	cutAfter.Store(1 << 40)
 	errCut := errors.New("connection cut by the test")
 	cut := newHookedStore(t, "", func(op string) error {
-		if op == "BatchWriteItem" && batches.Add(1) > cutAfter.Load() {
+		if op == "DeleteItem" && deletes.Add(1) > cutAfter.Load() {
 			return errCut
 		}
 		return nil
@@ -254,8 +254,8 @@ func TestDeleteProjectResumes(t *testing.T) {
 	fillProject(t, cut, project, 50, 20)
 	before := len(projectItems(t, cut, project))
 
-	batches.Store(0)
-	cutAfter.Store(12)
+	deletes.Store(0)
+	cutAfter.Store(300)
 	err := cut.DeleteProject(t.Context(), project)
 	if !errors.Is(err, errCut) {
 		t.Fatalf("cut-off DeleteProject: error %v, want the cut", err)

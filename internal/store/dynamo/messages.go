@@ -117,19 +117,23 @@ import (
 //	   first: UpdateItem SET msg_epoch = if_not_exists(msg_epoch, :new) IF
 //	   it exists (and belongs to the user) pins E, which appends that
 //	   reserve later get too, and the first page is read again.
-//	b. First pass, page by page, while the meta item exists. A later
-//	   incarnation cannot exist before the meta item is deleted
-//	   (CreateSession is conditional on its absence), so the items stamped
-//	   E or not stamped at all are batch-deleted (BatchWriteItem, 25 a
-//	   request). An item of another epoch is a stray of a stale append of
-//	   an earlier incarnation, unless a concurrent deletion of this
-//	   incarnation has already deleted the meta item and the id was used
-//	   again; so such items are deleted only after a consistent read shows
-//	   the meta item still holding E (it then held E all along since E was
-//	   read, so the page was read before any later incarnation existed),
-//	   one by one, each IF msg_epoch is still the one read. When the meta
-//	   item no longer holds E, another deletion has removed this
-//	   incarnation and this one stops.
+//	b. First pass (clearIncarnation), page by page. The items of the page
+//	   stamped E or not stamped at all are deleted one by one (DeleteItem,
+//	   at most putConcurrency at once), each IF msg_epoch = E OR
+//	   attribute_not_exists(msg_epoch), never with an unconditional batch
+//	   delete: a page read while the meta item held E may be deleted from
+//	   after another deletion of E has emptied its keys, deleted the meta
+//	   item, and a re-created session has put its own items at those keys
+//	   (every item of a later incarnation carries its own epoch, so its
+//	   condition fails and it stays). An item of another epoch is a stray
+//	   of a stale append of an earlier incarnation, unless a concurrent
+//	   deletion of this incarnation has already deleted the meta item and
+//	   the id was used again; so such items are deleted only after a
+//	   consistent read shows the meta item still holding E (it then held E
+//	   all along since E was read, so the page was read before any later
+//	   incarnation existed), one by one, each IF msg_epoch is still the one
+//	   read. When the meta item no longer holds E, another deletion has
+//	   removed this incarnation and this one stops.
 //	c. The meta item is deleted IF msg_epoch = E: a deletion that lost such
 //	   a race never deletes a later incarnation's meta item.
 //	d. Clean-up pass: appends of E that were in flight may have put items
@@ -146,16 +150,77 @@ import (
 // A removal cut off before c leaves the meta item, so running it again
 // (DeleteProject pages GSI1 by the meta items) finishes the job.
 //
-// One window is left open: two deletions of the same incarnation racing
-// with each other, where the first has emptied a key and deleted the meta
-// item and a re-created session has put an item at that key, all between
-// the other's reading of a page and its batch delete of that page (a round
-// trip per 25 items, more when DynamoDB returns unprocessed items). Closing
-// it would need a conditional delete per item in the first pass.
+// Every delete of a message item is thus conditioned on its epoch, in both
+// passes: no interleaving of deletions of one incarnation with the
+// re-creation of the id and its appends removes an item of the later
+// incarnation. A conditional delete costs the same write capacity as a
+// batched one; only the round trips grow (one per putConcurrency items
+// instead of one per 25).
 //
 // (An earlier version deleted every item of the partition in the clean-up
 // pass, the meta item included, so a session re-created in the window lost
-// its meta item and the messages it had committed.)
+// its meta item and the messages it had committed. A later one batch-
+// deleted the first pass's items unconditionally (BatchWriteItem cannot
+// carry a condition), which left the window above open: two deletions of
+// one incarnation racing, the first emptying a key and deleting the meta
+// item and a re-created session putting an item at that key, all between
+// the other's read of a page and its batch delete of it.)
+
+// clearIncarnation is the first pass of a deletion (step b of "Deletion"):
+// it deletes the items of partition pk but the meta item, page by page from
+// the first page out (read when the meta item held epoch), each on its own
+// and only if it is still of epoch (or of none), so that an item a later
+// incarnation of the thread id put at the same key meanwhile stays. It
+// reports held = false when it found the meta item gone or holding another
+// epoch (another deletion removed the incarnation), and then stops.
+func (s *Store) clearIncarnation(ctx context.Context, pk, epoch string, out *dynamodb.QueryOutput) (held bool, err error) {
+	for {
+		var ours, strays []item
+		for _, it := range out.Items {
+			switch ep := getS(it, mEpoch); {
+			case getS(it, attrSK) == metaSK:
+			case ep == "" || ep == epoch:
+				ours = append(ours, it)
+			default:
+				strays = append(strays, it)
+			}
+		}
+		if len(strays) > 0 {
+			held, err := s.metaHoldsEpoch(ctx, pk, epoch)
+			if err != nil || !held {
+				return false, err
+			}
+			// The meta item held epoch from the fence to now, so the
+			// strays are of an earlier incarnation: delete each if it is
+			// still the item read.
+			err = s.deleteEach(ctx, strays, func(it item, e *expr) string {
+				return e.n(mEpoch) + " = " + e.v(avS(getS(it, mEpoch)))
+			})
+			if err != nil {
+				return false, err
+			}
+		}
+		if err := s.deleteEach(ctx, ours, ofEpoch(epoch)); err != nil {
+			return false, err
+		}
+		if out.LastEvaluatedKey == nil {
+			return true, nil
+		}
+		if out, err = s.queryThread(ctx, pk, out.LastEvaluatedKey); err != nil {
+			return false, err
+		}
+	}
+}
+
+// ofEpoch is the condition of deleting an item of the incarnation epoch:
+// it is stamped epoch, or not stamped at all (written before the stamp).
+// An item of any other incarnation, a later one's in particular, fails it.
+func ofEpoch(epoch string) func(item, *expr) string {
+	return func(_ item, e *expr) string {
+		ep := e.n(mEpoch)
+		return "attribute_not_exists(" + ep + ") OR " + ep + " = " + e.v(avS(epoch))
+	}
+}
 
 // Attributes of message items.
 const (

@@ -105,6 +105,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DeleteSession", testDeleteSession},
 		{"DeleteProject", testDeleteProject},
 		{"DeleteProjectMany", testDeleteProjectMany},
+		{"DeleteRecreateRace", testDeleteRecreateRace},
 		{"APIKeys", testAPIKeys},
 		{"TouchAPIKey", testTouchAPIKey},
 	}
