@@ -17,9 +17,13 @@
 package apikeys
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -108,14 +112,43 @@ func (h *Handlers) Routes() []httpapi.Route {
 //	{"name": "open-webui", "expires_in_days": 90}
 //	{"name": "ci", "expires_at": "2027-01-01T00:00:00Z"}
 //
-// name is 1..100 characters (default "API key"); expires_in_days (1..3650)
-// or expires_at (RFC 3339, in the future, within 3650 days) sets an expiry,
-// not both; without either the key never expires. Unknown fields are 422.
-// An empty body (Content-Length: 0) creates a key with the defaults.
+// name is 1..100 characters (default "API key"); expires_in_days (a JSON
+// integer, 1..3650: 1.5 or "30" are refused) or expires_at (RFC 3339, in
+// the future, within 3650 days) sets an expiry, not both; without either
+// (or with null) the key never expires. Unknown fields are 422. An empty
+// body (Content-Length: 0) creates a key with the defaults.
 type CreateRequest struct {
-	Name          *string `json:"name"`
-	ExpiresInDays *int64  `json:"expires_in_days"`
-	ExpiresAt     *string `json:"expires_at"`
+	Name *string `json:"name"`
+	// ExpiresInDays is kept as sent, so that a fractional number or a
+	// string is told apart from a whole number (see days).
+	ExpiresInDays json.RawMessage `json:"expires_in_days"`
+	ExpiresAt     *string         `json:"expires_at"`
+}
+
+// days reads expires_in_days: ok is false when it is absent or null; a
+// value that is not a whole JSON number is a 422 "must be an integer"
+// (30.0 and 3e1 are whole numbers). A whole number beyond int64 is
+// clamped, so that it is refused as out of range.
+func (req *CreateRequest) days() (d int64, ok bool, err error) {
+	raw := bytes.TrimSpace(req.ExpiresInDays)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false, nil
+	}
+	notInt := httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expires_in_days' must be an integer")
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false, notInt // a string, boolean, array or object
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, true, nil
+	}
+	// Enough precision that a fraction of a number this long (a few
+	// KiB at most) does not round to a whole number.
+	f, _, err := big.ParseFloat(string(raw), 10, uint(4*len(raw)+64), big.ToNearestEven)
+	if err != nil || !f.IsInt() {
+		return 0, false, notInt
+	}
+	n, _ := f.Int64() // clamped to the int64 range
+	return n, true, nil
 }
 
 // KeyCreated is the answer to a creation: the only time Key is shown.
@@ -167,11 +200,14 @@ func (req *CreateRequest) validate(now time.Time) (string, time.Time, error) {
 		}
 	}
 	limit := now.Add(MaxExpiryDays * 24 * time.Hour)
+	d, hasDays, err := req.days()
+	if err != nil {
+		return "", time.Time{}, err
+	}
 	switch {
-	case req.ExpiresInDays != nil && req.ExpiresAt != nil:
+	case hasDays && req.ExpiresAt != nil:
 		return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Give either 'expires_in_days' or 'expires_at', not both")
-	case req.ExpiresInDays != nil:
-		d := *req.ExpiresInDays
+	case hasDays:
 		if d < 1 || d > MaxExpiryDays {
 			return "", time.Time{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expires_in_days' must be between 1 and %d", MaxExpiryDays)
 		}

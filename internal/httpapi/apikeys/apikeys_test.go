@@ -242,6 +242,13 @@ func TestCreateValidation(t *testing.T) {
 		{"control name", map[string]any{"name": "a\nb"}, 422, "control characters"},
 		{"zero days", map[string]any{"expires_in_days": 0}, 422, "expires_in_days"},
 		{"too many days", map[string]any{"expires_in_days": 3651}, 422, "expires_in_days"},
+		{"fractional days", map[string]any{"expires_in_days": 1.5}, 422, "Field 'expires_in_days' must be an integer"},
+		{"fractional days, exponent", `{"expires_in_days":15e-1}`, 422, "Field 'expires_in_days' must be an integer"},
+		{"days as a string", map[string]any{"expires_in_days": "30"}, 422, "Field 'expires_in_days' must be an integer"},
+		{"days beyond int64", `{"expires_in_days":1e300}`, 422, "must be between 1 and 3650"},
+		{"days below int64", `{"expires_in_days":-1e300}`, 422, "must be between 1 and 3650"},
+		{"days nearly whole", `{"expires_in_days":30.000000000000000000000000001}`, 422, "must be an integer"},
+		{"days as a boolean", `{"expires_in_days":true}`, 422, "must be an integer"},
 		{"both", map[string]any{"expires_in_days": 1, "expires_at": far}, 422, "not both"},
 		{"past", map[string]any{"expires_at": past}, 422, "in the future"},
 		{"far", map[string]any{"expires_at": far}, 422, "within 3650 days"},
@@ -365,5 +372,31 @@ func TestGNS3UserID(t *testing.T) {
 	}
 	if r := e.As("bob", http.MethodGet, "/v3/access/users/"+alice.UserID+"/api-keys", nil); r.Status != http.StatusForbidden {
 		t.Fatalf("bob with alice's uuid: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestExpiresInDaysWholeNumbers: expires_in_days is any JSON number whose
+// value is a whole number of days; null means no expiry.
+func TestExpiresInDaysWholeNumbers(t *testing.T) {
+	e := newEnv(t, apitest.Options{}, apikeys.Options{MaxActive: 10})
+	for _, tc := range []struct {
+		body string
+		days int
+	}{{`{"expires_in_days":2}`, 2}, {`{"expires_in_days":2.0}`, 2}, {`{"expires_in_days":2e0}`, 2}, {`{"expires_in_days":null}`, 0}} {
+		t.Run(tc.body, func(t *testing.T) {
+			before := time.Now().UTC()
+			k := create(t, e, "alice", json.RawMessage(tc.body))
+			if tc.days == 0 {
+				if k.ExpiresAt != nil {
+					t.Fatalf("expires_at = %s, want none", *k.ExpiresAt)
+				}
+				return
+			}
+			d := time.Duration(tc.days) * 24 * time.Hour
+			exp, err := time.Parse(time.RFC3339, *k.ExpiresAt)
+			if err != nil || exp.Before(before.Add(d-time.Second)) || exp.After(time.Now().Add(d+time.Second)) {
+				t.Fatalf("expires_at = %s (%v)", *k.ExpiresAt, err)
+			}
+		})
 	}
 }
