@@ -26,11 +26,13 @@ unit:
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go vet, staticcheck, cfn-lint on template.yaml (SAM transform included)
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@command -v cfn-lint >/dev/null || { echo "cfn-lint is required by make lint: pip install cfn-lint"; exit 1; }
+	cfn-lint template.yaml
 
 ## bench: benchmarks (figures reported in README)
 bench: deps
