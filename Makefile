@@ -5,7 +5,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 3s
 GOARCH_LAMBDA ?= arm64
 
-.PHONY: run test unit fuzz lint bench build deps clean
+.PHONY: run test unit fuzz lint bench bench-e2e build deps clean
 
 ## run: start the local server (SQLite in ./.data, 127.0.0.1:8080)
 run:
@@ -37,6 +37,11 @@ lint:
 ## bench: benchmarks (figures reported in README)
 bench: deps
 	$(GO) test -p 1 -run='^$$' -bench=. -benchmem ./...
+
+## bench-e2e: agentchat, a bare reverse proxy and a scripted LLM as separate processes, measured
+##            from a client process (BENCH_E2E_FLAGS="-n 500 -scenarios v1-stream", BENCH_E2E_PROFILE=cpu.pprof)
+bench-e2e:
+	@./scripts/bench-e2e.sh $(BENCH_E2E_FLAGS)
 
 ## build: Lambda binaries (bootstrap per function) into .aws-build/
 build:

@@ -45,12 +45,22 @@ type streamDelta struct {
 	ToolCalls        []openai.ToolCall `json:"tool_calls"`
 }
 
-// decode parses one data line into c, reusing its memory.
+// decode parses one data line into c, reusing its memory: the usual
+// chunk without reflection (decodeFast), any other with encoding/json.
 func (c *streamChunk) decode(raw []byte) error {
+	c.reset()
+	if decodeFast(raw, c) {
+		return nil
+	}
+	c.reset()
+	return json.Unmarshal(raw, c)
+}
+
+// reset empties c, keeping the memory of its choices.
+func (c *streamChunk) reset() {
 	choices := c.Choices[:cap(c.Choices)]
 	clear(choices)
 	*c = streamChunk{Choices: choices[:0]}
-	return json.Unmarshal(raw, c)
 }
 
 // callSlot accumulates one tool call.

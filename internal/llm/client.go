@@ -288,8 +288,12 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, oreq openai.C
 	for {
 		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {
+			done := st.body == nil || st.body.endedWithDone()
+			if st.body != nil {
+				st.body.drain()
+			}
 			switch {
-			case st.body == nil || st.body.endedWithDone():
+			case done:
 				return nil
 			case acc.finish != "":
 				return nil // no [DONE], but the answer was complete
@@ -527,6 +531,28 @@ func (b *trackedBody) keep(p []byte) {
 
 // Close closes the response body.
 func (b *trackedBody) Close() error { return b.rc.Close() }
+
+// Bounds of trackedBody.drain.
+const (
+	drainWait  = 100 * time.Millisecond
+	drainBytes = 4 << 10
+)
+
+// drain reads the end of a stream that stopped at data: [DONE] before its
+// body ended (the end of the chunked body usually follows in the next
+// packet), so that the connection goes back to the idle pool instead of
+// being closed: a body closed before its end costs a new connection, with
+// its handshakes, on the next call. A server that sends more than
+// drainBytes or does not end the body within drainWait loses the
+// connection, as before.
+func (b *trackedBody) drain() {
+	if b.eof {
+		return
+	}
+	t := time.AfterFunc(drainWait, func() { _ = b.rc.Close() })
+	_, _ = io.CopyN(io.Discard, b, drainBytes)
+	t.Stop()
+}
 
 // endedWithDone reports whether the stream ended with "data: [DONE]" (the
 // reader stops at [DONE] before the body ends, or the body's last line is it).

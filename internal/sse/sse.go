@@ -29,6 +29,8 @@ type Stream struct {
 	stopped chan struct{}
 	buf     []byte
 	timeout time.Duration
+	// deadline is true while a write deadline is set.
+	deadline bool
 }
 
 // Header sets the SSE response headers on h.
@@ -46,6 +48,18 @@ func Start(w http.ResponseWriter) *Stream {
 	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now(), timeout: WriteTimeout}
 	w.WriteHeader(http.StatusOK)
 	s.write([]byte(": stream open\n\n"))
+	return s
+}
+
+// Open is Start without the first comment and without a flush: the
+// headers (status 200) leave with the first event written, in the same
+// write. Use it when an event follows at once (write it with JSON or
+// Data, or Queue it and flush with the next one); Flush sends the headers
+// alone.
+func Open(w http.ResponseWriter) *Stream {
+	Header(w.Header())
+	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now(), timeout: WriteTimeout}
+	w.WriteHeader(http.StatusOK)
 	return s
 }
 
@@ -78,6 +92,40 @@ func (s *Stream) JSON(v any) error {
 func (s *Stream) Data(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.frame(b)
+	return s.writeLocked(s.buf, true)
+}
+
+// QueueJSON writes v as one `data:` event without flushing it: it leaves
+// with the next event that is flushed, or with Flush. Only for an event
+// that another follows at once (the role chunk before the first token of
+// an OpenAI stream): every other event is flushed on its own.
+func (s *Stream) QueueJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode sse event: %w", err)
+	}
+	return s.QueueData(b)
+}
+
+// QueueData is QueueJSON for a payload already encoded (b is not kept).
+func (s *Stream) QueueData(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frame(b)
+	return s.writeLocked(s.buf, false)
+}
+
+// Flush sends what was written and not yet flushed (the headers of an
+// Open stream, queued events).
+func (s *Stream) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeLocked(nil, true)
+}
+
+// frame sets s.buf to the event of payload b.
+func (s *Stream) frame(b []byte) {
 	s.buf = s.buf[:0]
 	for {
 		i := indexNewline(b)
@@ -92,7 +140,6 @@ func (s *Stream) Data(b []byte) error {
 		b = b[i+1:]
 	}
 	s.buf = append(s.buf, '\n')
-	return s.writeLocked(s.buf)
 }
 
 // Comment writes a `: text` comment line (ignored by clients) and flushes.
@@ -100,7 +147,7 @@ func (s *Stream) Comment(text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
-	return s.writeLocked([]byte(": " + text + "\n\n"))
+	return s.writeLocked([]byte(": "+text+"\n\n"), true)
 }
 
 // Heartbeat calls beat whenever interval passes without an event being
@@ -166,6 +213,11 @@ func (s *Stream) Close() {
 	s.End()
 	s.mu.Lock()
 	s.closed = true
+	if s.deadline {
+		// Queued events never flushed: no deadline may outlive the stream.
+		_ = s.rc.SetWriteDeadline(time.Time{})
+		s.deadline = false
+	}
 	s.mu.Unlock()
 }
 
@@ -178,10 +230,11 @@ var ErrClosed = errors.New("sse stream closed")
 func (s *Stream) write(b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_ = s.writeLocked(b)
+	_ = s.writeLocked(b, true)
 }
 
-func (s *Stream) writeLocked(b []byte) error {
+// writeLocked writes b (nothing when empty) and flushes when flush is set.
+func (s *Stream) writeLocked(b []byte, flush bool) error {
 	if s.closed {
 		return ErrClosed
 	}
@@ -191,17 +244,30 @@ func (s *Stream) writeLocked(b []byte) error {
 	// A client that stops reading must not block the producer forever: each
 	// write gets WriteTimeout, and the deadline is cleared after it so that
 	// a later response on the same connection is not cut by a stale one.
-	deadline := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) == nil
-	_, err := s.w.Write(b)
-	if deadline {
+	// The deadline covers the flush: that is where a small event really
+	// leaves (Write only fills the response's buffer). Queued writes share
+	// the deadline of the flush that follows them at once (set at the first
+	// write after a flush, cleared by the flush).
+	if !s.deadline {
+		s.deadline = s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) == nil
+	}
+	var err error
+	if len(b) > 0 {
+		if _, err = s.w.Write(b); err != nil {
+			err = fmt.Errorf("write sse event: %w", err)
+		}
+	}
+	if err == nil && flush {
+		if ferr := s.rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+			err = fmt.Errorf("flush sse event: %w", ferr)
+		}
+	}
+	if s.deadline && (flush || err != nil) {
 		_ = s.rc.SetWriteDeadline(time.Time{})
+		s.deadline = false
 	}
 	if err != nil {
-		s.err = fmt.Errorf("write sse event: %w", err)
-		return s.err
-	}
-	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		s.err = fmt.Errorf("flush sse event: %w", err)
+		s.err = err
 		return s.err
 	}
 	s.lastAt = time.Now()

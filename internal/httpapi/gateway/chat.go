@@ -58,23 +58,26 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	var text steps
-	_, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
+	res, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
 		switch ev.Type {
 		case agent.EventContent:
 			st.send(Token{Token: text.text(ev)})
 		case agent.EventError:
-			st.send(streamError(ev.Error))
+			// Sent once the run returned, mapped from res.Err as the
+			// same failure before the stream would be.
 		default:
 			st.start()
 		}
 	})
-	if err != nil {
-		if !st.started() {
-			g.failRun(w, r, err)
-			return
-		}
+	switch {
+	case err != nil && !st.started():
+		g.failRun(w, r, err)
+		return
+	case err != nil:
 		g.logger(r).ErrorContext(r.Context(), "stateless run failed after events", "err", err)
-		st.send(streamError("The response failed."))
+		g.failStream(r, st, err, "The response failed.")
+	case res.Error != "":
+		g.failStream(r, st, res.Err, res.Error)
 	}
 	st.done()
 }

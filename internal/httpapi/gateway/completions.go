@@ -7,6 +7,8 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/llm"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // Usage is the token usage of a response, summed over every LLM call of
@@ -125,9 +127,13 @@ type completionStream struct {
 	includeUsage bool
 	act          activity
 	text         steps
+	tokens       *tokenChunks
 	// calls are the client tool calls streamed so far, by message id and
 	// index in the model's message; each gets the next OpenAI index.
 	calls map[callKey]*clientCall
+	// noToolCalls drops client tool calls (tool_choice "none"; see
+	// toolCallsOff).
+	noToolCalls bool
 }
 
 type callKey struct {
@@ -152,16 +158,23 @@ func (cs *completionStream) chunk(d delta, finish *string) chunk {
 func (cs *completionStream) emit(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventContent:
-		c := cs.text.text(ev)
-		cs.st.send(cs.chunk(delta{Content: &c}, nil))
+		cs.st.sendData(cs.tokens.content(cs.text.text(ev)))
+		return
+	case agent.EventReasoning:
+		if ev.Content != "" {
+			cs.st.sendData(cs.tokens.reasoning(ev.Content))
+		}
 		return
 	case agent.EventToolCall:
 		if tc := ev.ToolCall; tc != nil && tc.Client {
-			cs.clientToolCall(ev.MessageID, tc)
+			if !cs.noToolCalls {
+				cs.clientToolCall(ev.MessageID, tc)
+			}
 			return
 		}
 	case agent.EventError:
-		cs.st.send(streamError(ev.Error))
+		// Sent once the run returned, mapped from res.Err (see
+		// streamer.fail): the event does not carry the error.
 		return
 	case agent.EventDone:
 		cs.st.start()
@@ -196,10 +209,12 @@ func (cs *completionStream) clientToolCall(msgID string, tc *agent.ToolCallEvent
 func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *agent.Agent, model string, rr *runRequest) {
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	cs := &completionStream{id: completionID(), created: g.o.Now().Unix(), model: model, includeUsage: rr.includeUsage}
+	cs := &completionStream{id: completionID(), created: g.o.Now().Unix(), model: model, includeUsage: rr.includeUsage,
+		noToolCalls: rr.toolCallsOff()}
+	cs.tokens = newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
 	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a), opened: func() {
 		empty := ""
-		_ = cs.st.s.JSON(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
+		_ = cs.st.s.QueueJSON(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
 	}}
 	defer cs.st.close()
 	defer func() {
@@ -216,12 +231,14 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 		}
 		// Not expected (RunStateless reports late failures as events).
 		g.logger(r).ErrorContext(r.Context(), "stateless run failed after events", "err", err)
-		cs.st.send(streamError("The response failed."))
+		g.failStream(r, cs.st, err, "The response failed.")
 		cs.st.done()
 		return
 	}
-	if res.Error == "" {
-		finish := res.FinishReason
+	if res.Error != "" {
+		g.failStream(r, cs.st, res.Err, res.Error)
+	} else {
+		_, finish := g.clientCalls(r, rr, res)
 		cs.st.send(cs.chunk(delta{}, &finish))
 		if cs.includeUsage {
 			u, _ := json.Marshal(usageOf(res.Usage))
@@ -236,14 +253,7 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 // ran, so the answer says not to retry only when the error itself does
 // (writeError drops any x-should-retry set before).
 func (g *Gateway) failRun(w http.ResponseWriter, r *http.Request, err error) {
-	if ae := runError(err); ae != nil {
-		if ae.Status >= 500 {
-			g.logger(r).WarnContext(r.Context(), "gateway run failed", "status", ae.Status, "err", err)
-		}
-		writeError(w, ae)
-		return
-	}
-	g.fail(w, r, err)
+	writeError(w, g.runFailed(r, err, ""))
 }
 
 // failLate answers a non-streamed run that failed after it started
@@ -251,16 +261,29 @@ func (g *Gateway) failRun(w http.ResponseWriter, r *http.Request, err error) {
 // Retry-After, 504, 502, ...), else a 500 agent_error, and x-should-retry:
 // false once a side-effecting tool ran.
 func (g *Gateway) failLate(w http.ResponseWriter, r *http.Request, res *agent.StatelessResult) {
-	ae := runError(res.Err)
-	if ae == nil {
-		ae = &apiError{Status: http.StatusInternalServerError, Code: "agent_error"}
-	}
-	ae.Message = res.Error
+	ae := g.runFailed(r, res.Err, res.Error)
 	ae.NoRetry = ae.NoRetry || res.SideEffects
-	if ae.Status >= 500 {
-		g.logger(r).WarnContext(r.Context(), "gateway run failed", "status", ae.Status, "err", res.Err)
-	}
 	writeError(w, ae)
+}
+
+// failStream sends the error event of a run that failed after its stream
+// started: the error object failRun or failLate would answer for the same
+// failure (the status and headers are gone with the stream's start).
+func (g *Gateway) failStream(r *http.Request, st *streamer, err error, human string) {
+	st.fail(g.runFailed(r, err, human))
+}
+
+// runFailed maps a failed run (runFailure) and logs it: a server-side
+// failure as a warning, one nothing recognizes as an error.
+func (g *Gateway) runFailed(r *http.Request, err error, human string) *apiError {
+	ae, known := runFailure(err, human)
+	switch {
+	case !known:
+		g.logger(r).ErrorContext(r.Context(), "gateway request failed", "err", err)
+	case ae.Status >= 500:
+		g.logger(r).WarnContext(r.Context(), "gateway run failed", "status", ae.Status, "code", ae.Code, "err", err)
+	}
+	return ae
 }
 
 // completeOnce runs the agent and answers one chat.completion.
@@ -281,19 +304,45 @@ func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model str
 		return
 	}
 	msg := message{Role: "assistant", ReasoningContent: string(reasoning)}
-	if res.Content != "" || len(res.ClientToolCalls) == 0 {
+	calls, finish := g.clientCalls(r, rr, res)
+	if res.Content != "" || len(calls) == 0 {
 		c := res.Content
 		msg.Content = &c
 	}
-	for _, c := range res.ClientToolCalls {
+	for _, c := range calls {
 		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: c.ID, Type: "function",
 			Function: deltaFunction{Name: c.Function.Name, Arguments: c.Function.Arguments}})
 	}
 	writeJSON(w, completion{
 		ID: completionID(), Object: "chat.completion", Created: g.o.Now().Unix(), Model: model,
-		Choices: []completionChoice{{Message: msg, FinishReason: res.FinishReason}},
+		Choices: []completionChoice{{Message: msg, FinishReason: finish}},
 		Usage:   usageOf(res.Usage),
 	})
+}
+
+// toolCallsOff reports tool_choice "none": the model must not call a tool,
+// so a client tool call that a provider returns anyway is dropped (never
+// sent as tool_calls, which the client would run) and the answer ends
+// with finish_reason "stop".
+func (rr *runRequest) toolCallsOff() bool {
+	s, _ := rr.req.ToolChoice.(string)
+	return s == "none"
+}
+
+// clientCalls are the client tool calls a successful run answers and its
+// finish reason: none of them, and "stop" for "tool_calls", when
+// toolCallsOff.
+func (g *Gateway) clientCalls(r *http.Request, rr *runRequest, res *agent.StatelessResult) ([]openai.ToolCall, string) {
+	if !rr.toolCallsOff() {
+		return res.ClientToolCalls, res.FinishReason
+	}
+	finish := res.FinishReason
+	if len(res.ClientToolCalls) > 0 || finish == string(openai.FinishReasonToolCalls) {
+		g.logger(r).WarnContext(r.Context(), "model called client tools despite tool_choice none; calls dropped",
+			"calls", len(res.ClientToolCalls))
+		finish = string(openai.FinishReasonStop)
+	}
+	return nil, finish
 }
 
 // writeJSON answers 200 with v.

@@ -95,14 +95,35 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	httpapi.WriteJSON(w, e.Status, e.body())
 }
 
+// codeAgentError is the code of a run failure that runError does not know
+// (max steps, ...).
+const codeAgentError = "agent_error"
+
+// internalError is the answer to an unexpected failure (a panic, a bug):
+// the same before a stream started and inside it.
+func internalError(message string) *apiError {
+	return &apiError{Status: http.StatusInternalServerError, Message: message, Code: "internal_server_error"}
+}
+
 // fail answers err: an *apiError or *httpapi.StatusError as it is (a 422
 // becomes 400, the status OpenAI uses for every invalid request), anything
 // else as a logged 500.
 func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	if errors.As(err, &ae) {
+	if ae := knownError(err); ae != nil {
 		writeError(w, ae)
 		return
+	}
+	g.logger(r).ErrorContext(r.Context(), "gateway request failed", "err", err)
+	writeError(w, internalError("Internal server error"))
+}
+
+// knownError is err as an *apiError when it is one or an
+// *httpapi.StatusError, else nil.
+func knownError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		c := *ae
+		return &c
 	}
 	var se *httpapi.StatusError
 	if errors.As(err, &se) {
@@ -110,11 +131,33 @@ func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if st == http.StatusUnprocessableEntity {
 			st = http.StatusBadRequest
 		}
-		writeError(w, &apiError{Status: st, Message: se.Message})
-		return
+		return &apiError{Status: st, Message: se.Message}
 	}
-	g.logger(r).ErrorContext(r.Context(), "gateway request failed", "err", err)
-	writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+	return nil
+}
+
+// runFailure is the one mapping of a failed run to its OpenAI error: the
+// same failure gets the same status, type, code and param wherever it is
+// reported, answered before a stream started (failRun), as the error
+// event inside a stream (streamer.fail, which sends the same error
+// object), or as the answer of a non-streamed run that failed late
+// (failLate). err is the error RunStateless returned or the Err of its
+// result. human is the result's Error text, the message of a failure
+// runError does not know (a 500 agent_error); for one it knows, its own
+// message is kept (the same on every path). known is false for a failure
+// that neither this mapping nor the run explained (no human text), which
+// the caller logs as an error.
+func runFailure(err error, human string) (ae *apiError, known bool) {
+	if ae := runError(err); ae != nil {
+		return ae, true
+	}
+	if ae := knownError(err); ae != nil {
+		return ae, true
+	}
+	if human == "" {
+		return &apiError{Status: http.StatusInternalServerError, Message: "Internal server error", Code: codeAgentError}, false
+	}
+	return &apiError{Status: http.StatusInternalServerError, Message: human, Code: codeAgentError}, true
 }
 
 // runError maps an error of RunStateless: one returned before anything was

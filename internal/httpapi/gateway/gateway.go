@@ -14,6 +14,12 @@
 //	POST /v1/chat/sync         {"agent_id","response","usage"}
 //	POST /v1/chat/completions  OpenAI Chat Completions, stream true or false
 //
+// A failure of a run is reported with one mapping (runFailure): the same
+// failure has the same type, code and param whether it is answered before
+// a stream started (with its HTTP status: 429 llm_rate_limit, 502
+// llm_server, 504 gateway_timeout, ...) or, once the stream started, as
+// its error event data: {"error":{...}} before data: [DONE].
+//
 // See ChatCompletionRequest and ChatRequest for the request bodies.
 package gateway
 

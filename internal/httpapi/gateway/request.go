@@ -46,7 +46,9 @@ const (
 //     one, the response ends with those tool_calls (finish_reason
 //     "tool_calls").
 //   - tool_choice: "auto", "none" (no tool call during the whole run; the
-//     tools stay declared, so a history with tool messages stays valid),
+//     tools stay declared, so a history with tool messages stays valid; a
+//     client tool call a provider returns anyway is dropped, never sent
+//     as tool_calls, and the answer ends with finish_reason "stop"),
 //     "required" or {"type":"function","function":{"name":...}} naming a
 //     client tool or a tool of the agent. A forced choice applies to the
 //     agent's first LLM call only, so that after running the tool it was

@@ -79,38 +79,63 @@ type streamer struct {
 	// cancel stops the run when the client cannot be written to (in Lambda
 	// a gone client does not cancel the request context).
 	cancel context.CancelFunc
-	// opened is called once, right after the stream started.
+	// opened is called once, right after the stream started; what it
+	// writes (with s.QueueJSON) leaves with the next event.
 	opened func()
 	s      *sse.Stream
 }
 
 func (st *streamer) started() bool { return st.s != nil }
 
+// start starts the stream and sends its headers at once.
 func (st *streamer) start() {
+	if st.open() {
+		_ = st.s.Flush()
+	}
+}
+
+// open starts the stream without sending anything, for an event written
+// right after: the headers, what opened queued and that event then leave
+// in one write. It reports whether the stream was started now. A /v1
+// stream starts with its first chunk right away: no opening comment
+// (go-openai folds every comment line it meets into the text it parses an
+// error event from, so a comment before a mid-stream error would hide the
+// error's message; later keep-alive comments are needed and kept).
+func (st *streamer) open() bool {
 	if st.s != nil {
-		return
+		return false
 	}
 	if st.noRetry {
 		st.w.Header().Set(HeaderShouldRetry, "false")
 	}
-	st.s = sse.Start(&quietStart{ResponseWriter: st.w})
+	st.s = sse.Open(st.w)
 	st.s.Heartbeat(st.heartbeat, func(s *sse.Stream) { _ = s.Comment("keep-alive") })
 	if st.opened != nil {
 		st.opened()
 	}
+	return true
 }
 
 // send writes one data event (starting the stream if needed).
 func (st *streamer) send(v any) {
-	st.start()
+	st.open()
 	if err := st.s.JSON(v); err != nil {
+		st.cancel()
+	}
+}
+
+// sendData writes one data event already encoded (b is not kept),
+// starting the stream if needed.
+func (st *streamer) sendData(b []byte) {
+	st.open()
+	if err := st.s.Data(b); err != nil {
 		st.cancel()
 	}
 }
 
 // done writes the closing data: [DONE], after which no keep-alive comes.
 func (st *streamer) done() {
-	st.start()
+	st.open()
 	st.s.End()
 	_ = st.s.Data([]byte("[DONE]"))
 }
@@ -122,11 +147,10 @@ func (st *streamer) close() {
 	}
 }
 
-// streamError is the data of an error event: {"error":{...}} (never a null
+// fail writes the error event of e: data: {"error":{...}}, the error
+// object of the answer e would be before the stream started (never a null
 // error field, which some SDKs take for an error).
-func streamError(message string) map[string]errorBody {
-	return (&apiError{Status: http.StatusInternalServerError, Message: message, Code: "agent_error"}).body()
-}
+func (st *streamer) fail(e *apiError) { st.send(e.body()) }
 
 // recoverStream turns a panic of a streaming handler into an error event
 // and [DONE] when the stream started, or a 500 otherwise. A panic must not
@@ -137,11 +161,11 @@ func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *stre
 	}
 	g.logger(r).ErrorContext(r.Context(), "gateway handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 	if st != nil && st.started() {
-		st.send(streamError("An internal error stopped the response."))
+		st.fail(internalError("An internal error stopped the response."))
 		st.done()
 		return
 	}
-	writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+	writeError(w, internalError("Internal server error"))
 }
 
 // steps separates the text of successive agent steps in one answer (see
@@ -203,29 +227,6 @@ func (a *activity) text(ev agent.Event) string {
 func oneLine(s string, n int) string {
 	return clip(strings.Join(strings.Fields(s), " "), n)
 }
-
-// quietStart drops the opening SSE comment that sse.Start writes: a /v1
-// stream starts with its first chunk right away, and go-openai folds every
-// comment line it meets into the text it parses an error event from, so a
-// comment before a mid-stream error would hide the error's message. (Later
-// keep-alive comments are needed and kept.)
-type quietStart struct {
-	http.ResponseWriter
-	wrote bool
-}
-
-func (q *quietStart) Write(b []byte) (int, error) {
-	if !q.wrote {
-		q.wrote = true
-		if len(b) > 0 && b[0] == ':' {
-			return len(b), nil
-		}
-	}
-	return q.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController flush the underlying writer.
-func (q *quietStart) Unwrap() http.ResponseWriter { return q.ResponseWriter }
 
 // runToEnd runs a non-streamed request to its end. It answers a failure
 // itself (returning nil) and marks the response not to be retried once a

@@ -38,7 +38,7 @@ type Agent struct {
 // shares one HTTP connection pool.
 func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error) {
 	cfg, log := b.Config, b.Logger
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	hc := llm.NewHTTPClient()
 	fallback := llm.NewStaticResolver(nil)
 	if cfg.LLMConfigured() {
 		c, err := llm.NewClient(llm.Config{

@@ -1,0 +1,42 @@
+// Command profserver is the local server of functions/local that writes a
+// CPU profile of its whole run to $BENCH_E2E_CPUPROFILE (for make
+// bench-e2e with BENCH_E2E_PROFILE set; never a production binary).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"agentchat/internal/benche2e"
+	"agentchat/internal/localserver"
+)
+
+func main() {
+	if path := os.Getenv(benche2e.EnvCPUProfile); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profserver:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "profserver:", err)
+			os.Exit(1)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := localserver.Run(ctx, os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "agentchat:", err)
+		stop()
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
