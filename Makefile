@@ -5,7 +5,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 3s
 GOARCH_LAMBDA ?= arm64
 
-.PHONY: run test unit fuzz lint bench bench-e2e build deps clean
+.PHONY: run test unit fuzz lint bench bench-e2e build deps clean web web-check browser
 
 ## run: start the local server (SQLite in ./.data, 127.0.0.1:8080)
 run:
@@ -17,14 +17,31 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
-## test: every test, the store suite on SQLite and DynamoDB, then brief fuzzing
-test: deps unit fuzz
+## test: every test, the store suite on SQLite and DynamoDB, then brief fuzzing, then the web
+##       console (its build checked against web/, then driven in a headless Chromium)
+test: deps unit fuzz web-check browser
 
 unit:
 	$(GO) test -count=1 ./...
 
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
+
+## web: rebuild the web console from web/ into internal/webui/dist (committed: `make run` and
+##      `go run ./functions/local` need no Node.js); run it after changing web/
+web: deps
+	./node_modules/.bin/tsc -p web/tsconfig.json
+	node web/build.mjs
+
+## web-check: type-check web/ and check that internal/webui/dist is exactly its build
+web-check: deps
+	./node_modules/.bin/tsc -p web/tsconfig.json
+	node web/build.mjs --check
+
+## browser: the web console in headless Chromium (Debian's /usr/bin/chromium, or CHROMIUM=path)
+##          against the local server and a scripted LLM; screenshots in web/test-results/
+browser: deps
+	node --test web/test/console.test.mjs
 
 ## lint: gofmt, go vet, staticcheck, cfn-lint on template.yaml (SAM transform included)
 lint:

@@ -13,6 +13,7 @@ import (
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/webui"
 	"agentchat/internal/wire"
 	"agentchat/internal/wire/agentwire"
 )
@@ -49,5 +50,6 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 	routes = append(routes, gw.Routes()...)
 	routes = append(routes, keys.Routes()...)
 	routes = append(routes, cfgs.ServerRoutes()...)
+	routes = append(routes, webui.Routes()...) // the web console: GET / and /assets/
 	return base.Router(routes...), func() {}, nil
 }

@@ -1,0 +1,488 @@
+// The agentchat web console: project chat over the local server's API.
+
+import './style.css';
+import { Api, ApiError, type ChatSession, type StreamEvent } from './api';
+import { AssistantTurn, Conversation } from './conversation';
+import { byId, h, newUUID } from './dom';
+import { applyIcons } from './icons';
+import { Settings } from './settings';
+import { Sidebar } from './sidebar';
+import { readEvents } from './sse';
+
+const KEY_TOKEN = 'agentchat.token'; // sessionStorage: this tab only
+const KEY_PROJECT = 'agentchat.project';
+const KEY_PROJECTS = 'agentchat.projects';
+const KEY_MODE = 'agentchat.mode';
+const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HISTORY_LIMIT = 100;
+const MAX_HISTORY = 1000;
+/** How long a stop waits for the server to end the stream. */
+const STOP_GRACE_MS = 10_000;
+
+function stored(storage: Storage, key: string): string {
+  try {
+    return storage.getItem(key) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function store(storage: Storage, key: string, value: string): void {
+  try {
+    if (value) storage.setItem(key, value);
+    else storage.removeItem(key);
+  } catch {
+    // storage disabled: the value lives until the page is left
+  }
+}
+
+// Elements.
+const app = byId('app');
+const projectForm = byId<HTMLFormElement>('project-form');
+const projectInput = byId<HTMLInputElement>('project');
+const projectList = byId<HTMLDataListElement>('projects');
+const modeSelect = byId<HTMLSelectElement>('mode');
+const input = byId<HTMLTextAreaElement>('input');
+const sendBtn = byId<HTMLButtonElement>('send');
+const stopBtn = byId<HTMLButtonElement>('stop');
+const statusEl = byId('status');
+const conversationEl = byId('conversation');
+const scrim = byId('scrim');
+const statsEl = byId('stats');
+const tokenDialog = byId<HTMLDialogElement>('token-dialog');
+const tokenInput = byId<HTMLInputElement>('token');
+const tokenReason = byId('token-reason');
+const tokenBtn = byId<HTMLButtonElement>('open-token');
+
+// State.
+let token = stored(sessionStorage, KEY_TOKEN);
+let project = '';
+let current = ''; // the open session ('' = a new chat)
+let running: Running | null = null;
+let historyLimit = HISTORY_LIMIT;
+let notice = { text: '', until: 0 }; // a message that briefly replaces the status
+
+interface Running {
+  session: string;
+  controller: AbortController;
+  stopping: boolean;
+  lastEvent: number;
+  started: number;
+  heartbeat: boolean;
+  tool: string;
+}
+
+const api = new Api({
+  token: () => token,
+  unauthorized: (msg) => askToken(`${msg}. This server needs a JWT or an API key (ack_…).`),
+});
+const conversation = new Conversation(byId('messages'));
+const settings = new Settings(api);
+const sidebar = new Sidebar(
+  api,
+  byId<HTMLUListElement>('sessions'),
+  byId<HTMLButtonElement>('load-more'),
+  byId('sessions-empty'),
+  byId('sessions-error'),
+  {
+    open: (s) => {
+      closeDrawer();
+      void openSession(s.thread_id);
+    },
+    deleted: (id) => {
+      if (id === current) newChat();
+    },
+    changed: (s) => {
+      if (s.thread_id === current) renderStats();
+    },
+  },
+);
+
+// Credentials.
+function updateTokenButton(): void {
+  tokenBtn.classList.toggle('active', token !== '');
+  tokenBtn.title = token ? 'Credentials (a token is set for this tab)' : 'Credentials';
+}
+
+function askToken(reason = ''): void {
+  if (tokenDialog.open) return;
+  if (reason) tokenReason.textContent = reason;
+  tokenInput.value = token;
+  tokenDialog.showModal();
+}
+
+tokenBtn.addEventListener('click', () => askToken());
+tokenDialog.addEventListener('close', () => {
+  const v = tokenDialog.returnValue;
+  if (v === 'save') token = tokenInput.value.trim();
+  else if (v === 'forget') token = '';
+  else return;
+  tokenInput.value = '';
+  store(sessionStorage, KEY_TOKEN, token);
+  updateTokenButton();
+  void sidebar.load(project).then(() => renderStats());
+  if (current) void openSession(current);
+});
+
+// Project.
+function recentProjects(): string[] {
+  try {
+    const v = JSON.parse(stored(localStorage, KEY_PROJECTS) || '[]') as unknown;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && PROJECT_ID.test(x)) : [];
+  } catch {
+    return [];
+  }
+}
+
+function rememberProject(p: string): void {
+  const list = [p, ...recentProjects().filter((x) => x !== p)].slice(0, 10);
+  store(localStorage, KEY_PROJECTS, JSON.stringify(list));
+  store(localStorage, KEY_PROJECT, p);
+  projectList.replaceChildren(...list.map((x) => h('option', { value: x })));
+}
+
+function setProject(p: string, keepSession = false): void {
+  if (!PROJECT_ID.test(p)) {
+    projectInput.setCustomValidity('A project id: letters, digits, "-", "_" and "." (at most 128)');
+    projectInput.reportValidity();
+    return;
+  }
+  projectInput.setCustomValidity('');
+  projectInput.value = p;
+  const changed = p !== project;
+  project = p;
+  rememberProject(p);
+  if (!changed) return;
+  void sidebar.load(p).then(() => renderStats());
+  if (!keepSession) newChat();
+}
+
+projectForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  setProject(projectInput.value.trim());
+});
+projectInput.addEventListener('change', () => setProject(projectInput.value.trim()));
+
+// Mode.
+modeSelect.value = stored(localStorage, KEY_MODE) || 'teaching_assistant';
+if (!modeSelect.value) modeSelect.value = 'teaching_assistant';
+modeSelect.addEventListener('change', () => store(localStorage, KEY_MODE, modeSelect.value));
+
+// Sessions.
+function setHash(id: string): void {
+  const url = id ? `#session=${id}` : `${location.pathname}${location.search}`;
+  history.replaceState(null, '', url);
+}
+
+function hashSession(): string {
+  const m = /^#session=(.+)$/.exec(location.hash);
+  return m && SESSION_ID.test(m[1]) ? m[1].toLowerCase() : '';
+}
+
+function busyNotice(): boolean {
+  if (!running) return false;
+  notice = { text: 'An answer is still coming: stop it or wait for it first.', until: Date.now() + 3000 };
+  tick();
+  return true;
+}
+
+function newChat(): void {
+  if (busyNotice()) return;
+  current = '';
+  historyLimit = HISTORY_LIMIT;
+  setHash('');
+  sidebar.select('');
+  conversation.intro('New conversation', 'Ask the GNS3 copilot about your lab: it can read the topology, add nodes and links, and run show commands.');
+  renderStats();
+  input.focus();
+}
+
+async function openSession(id: string): Promise<void> {
+  if (busyNotice()) return;
+  current = id;
+  setHash(id);
+  sidebar.select(id);
+  const s = sidebar.get(id);
+  const mode = s?.metadata.copilot_mode;
+  if (typeof mode === 'string' && [...modeSelect.options].some((o) => o.value === mode)) modeSelect.value = mode;
+  renderStats();
+  conversation.intro(s?.title ?? 'Loading…', 'Loading the conversation…');
+  try {
+    const hist = await api.history(project, id, historyLimit);
+    if (current !== id) return;
+    conversation.showHistory(hist.messages);
+    if (hist.messages.length >= historyLimit && historyLimit < MAX_HISTORY) {
+      conversation.prepend(h('button', { class: 'earlier', type: 'button', onclick: () => {
+        historyLimit = MAX_HISTORY;
+        void openSession(id);
+      } }, 'Show earlier messages'));
+    }
+    scrollToEnd(true);
+  } catch (e) {
+    if (current !== id) return;
+    const err = e as ApiError;
+    conversation.intro(err.status === 404 ? 'Conversation not found' : 'Could not load the conversation', err.message);
+  }
+}
+
+byId('new-chat').addEventListener('click', () => {
+  closeDrawer();
+  newChat();
+});
+
+// Statistics.
+function renderStats(): void {
+  const s: ChatSession | undefined = current ? sidebar.get(current) : undefined;
+  if (!s) {
+    statsEl.replaceChildren(h('p', { class: 'muted small' }, current ? 'No statistics yet.' : 'Start a conversation to see its statistics.'));
+    return;
+  }
+  const n = (v: number) => v.toLocaleString();
+  const rows: [string, string][] = [
+    ['Messages', n(s.message_count)],
+    ['Turns', n(s.stats.turns)],
+    ['LLM calls', n(s.llm_calls_count)],
+    ['Input tokens', n(s.input_tokens)],
+    ['Output tokens', n(s.output_tokens)],
+    ['Total tokens', n(s.total_tokens)],
+    ['Errors', n(s.stats.errors)],
+    ['Stopped turns', n(s.stats.aborted_turns)],
+  ];
+  const mode = typeof s.metadata.copilot_mode === 'string' ? s.metadata.copilot_mode : '';
+  const tools = Object.entries(s.stats.tool_calls).sort((a, b) => b[1] - a[1]);
+  statsEl.replaceChildren(
+    h('h3', { class: 'stats-title' }, s.title),
+    h('p', { class: 'muted small stats-mode' }, mode ? `Mode: ${mode.replace(/_/g, ' ')}` : ''),
+    h('dl', { class: 'stats-list' }, ...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-stat': k }, v)])),
+    h('h3', {}, 'Tool calls'),
+    tools.length
+      ? h('ul', { class: 'tool-stats' }, ...tools.map(([name, count]) => h('li', { 'data-tool': name }, h('code', {}, name), h('span', {}, `× ${count}`))))
+      : h('p', { class: 'muted small' }, 'None'),
+  );
+}
+
+// Composer.
+function autosize(): void {
+  input.style.height = 'auto';
+  input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+}
+
+input.addEventListener('input', autosize);
+input.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    void send();
+  }
+});
+byId<HTMLFormElement>('composer').addEventListener('submit', (e) => {
+  e.preventDefault();
+  void send();
+});
+stopBtn.addEventListener('click', () => void stop());
+
+function nearEnd(): boolean {
+  return conversationEl.scrollHeight - conversationEl.scrollTop - conversationEl.clientHeight < 120;
+}
+
+function scrollToEnd(force = false): void {
+  if (force || nearEnd()) conversationEl.scrollTop = conversationEl.scrollHeight;
+}
+
+function setBusy(busy: boolean): void {
+  sendBtn.hidden = busy;
+  stopBtn.hidden = !busy;
+  stopBtn.disabled = false;
+  projectInput.disabled = busy;
+  app.classList.toggle('busy', busy);
+}
+
+function setStatus(text: string): void {
+  statusEl.textContent = text;
+}
+
+/** tick refreshes the status line of the running turn once a second. */
+function tick(): void {
+  const r = running;
+  if (!r) return;
+  const now = Date.now();
+  const secs = Math.round((now - r.started) / 1000);
+  const quiet = now - r.lastEvent;
+  if (now < notice.until) setStatus(notice.text);
+  else if (r.stopping) setStatus('Stopping…');
+  else if (quiet > 45_000) setStatus(`No news from the server for ${Math.round(quiet / 1000)} s…`);
+  else if (r.heartbeat) setStatus(`Still working${r.tool ? ` (${r.tool})` : ''}… ${secs} s`);
+  else if (r.tool) setStatus(`Running ${r.tool}… ${secs} s`);
+  else setStatus(`Answering… ${secs} s`);
+}
+setInterval(tick, 1000);
+
+async function send(): Promise<void> {
+  const text = input.value;
+  if (running || text.trim() === '') return;
+  if (!project) {
+    setProject(projectInput.value.trim());
+    if (!project) return;
+  }
+  const isNew = current === '';
+  const id = isNew ? newUUID() : current;
+  if (isNew) {
+    current = id;
+    setHash(id);
+    conversation.clear();
+  }
+  input.value = '';
+  autosize();
+  conversation.addUser(text);
+  const turn = conversation.beginAssistant();
+  turn.thinking();
+  scrollToEnd(true);
+  if (isNew) {
+    sidebar.placeholder(id, project, text.trim());
+    sidebar.select(id);
+    renderStats();
+  }
+  const r: Running = { session: id, controller: new AbortController(), stopping: false, lastEvent: Date.now(), started: Date.now(), heartbeat: false, tool: '' };
+  running = r;
+  setBusy(true);
+  tick();
+  let done = false;
+  try {
+    const res = await api.stream(project, { message: text, session_id: id, copilot_mode: modeSelect.value }, r.controller.signal);
+    for await (const ev of readEvents(res)) {
+      r.lastEvent = Date.now();
+      handle(turn, r, ev);
+      scrollToEnd();
+      if (ev.type === 'done') {
+        done = true;
+        break;
+      }
+    }
+    if (!done && !r.stopping) turn.error('The connection ended before the answer was complete.');
+  } catch (e) {
+    if (r.controller.signal.aborted) {
+      // stopped here after the grace: nothing to report
+    } else if (e instanceof ApiError) {
+      turn.error(e.status === 409 ? `${e.message}` : e.message);
+    } else {
+      turn.error(`Connection lost: ${(e as Error).message}`);
+    }
+  } finally {
+    if (r.stopping) turn.note('Stopped.');
+    turn.finish();
+    running = null;
+    setBusy(false);
+    setStatus('');
+    scrollToEnd();
+    await refreshAfterTurn(id);
+  }
+}
+
+function handle(turn: AssistantTurn, r: Running, ev: StreamEvent): void {
+  switch (ev.type) {
+    case 'content':
+      r.heartbeat = false;
+      r.tool = '';
+      turn.appendContent(ev.message_id, ev.content);
+      break;
+    case 'tool_call':
+      r.heartbeat = false;
+      turn.toolCall(ev.tool_call);
+      break;
+    case 'tool_start':
+      r.tool = ev.tool_name;
+      turn.toolStart(ev.tool_call_id, ev.tool_name);
+      break;
+    case 'tool_end':
+      r.tool = '';
+      r.heartbeat = false;
+      turn.toolEnd(ev.tool_call_id, ev.tool_name, ev.tool_output);
+      break;
+    case 'error':
+      turn.error(ev.error);
+      break;
+    case 'heartbeat':
+      r.heartbeat = true;
+      break;
+    case 'done':
+      break;
+  }
+  tick();
+}
+
+async function stop(): Promise<void> {
+  const r = running;
+  if (!r || r.stopping) return;
+  r.stopping = true;
+  stopBtn.disabled = true;
+  tick();
+  // If the server does not end the stream in time, stop reading it.
+  const timer = setTimeout(() => r.controller.abort(), STOP_GRACE_MS);
+  r.controller.signal.addEventListener('abort', () => clearTimeout(timer));
+  try {
+    await api.abort(project, r.session);
+  } catch (e) {
+    // The session may not exist yet (the turn had not started): stop
+    // reading, the server stops the turn when the client leaves.
+    if (e instanceof ApiError && e.status === 404) r.controller.abort();
+    else setStatus(`Could not stop: ${(e as Error).message}`);
+  }
+}
+
+async function refreshAfterTurn(id: string): Promise<void> {
+  await sidebar.refresh();
+  if (current === id) {
+    sidebar.select(id);
+    renderStats();
+  }
+  const s = sidebar.get(id);
+  if (s && s.title === 'New Conversation') {
+    // The title is generated after the answer: look again shortly.
+    setTimeout(() => {
+      void sidebar.refresh().then(() => current === id && renderStats());
+    }, 1500);
+  }
+}
+
+// Narrow windows: the sidebar is a drawer, the statistics a panel.
+const drawerBtn = byId<HTMLButtonElement>('toggle-sidebar');
+function closeDrawer(): void {
+  app.classList.remove('drawer-open');
+  drawerBtn.setAttribute('aria-expanded', 'false');
+  scrim.hidden = true;
+}
+drawerBtn.addEventListener('click', () => {
+  const open = !app.classList.contains('drawer-open');
+  app.classList.toggle('drawer-open', open);
+  drawerBtn.setAttribute('aria-expanded', String(open));
+  scrim.hidden = !open;
+});
+scrim.addEventListener('click', closeDrawer);
+const detailsBtn = byId<HTMLButtonElement>('toggle-details');
+detailsBtn.addEventListener('click', () => {
+  const open = !app.classList.contains('details-open');
+  app.classList.toggle('details-open', open);
+  detailsBtn.setAttribute('aria-expanded', String(open));
+});
+byId('open-settings').addEventListener('click', () => void settings.open());
+
+window.addEventListener('hashchange', () => {
+  const id = hashSession();
+  if (id && id !== current) void openSession(id);
+});
+
+// Start: ?project= (a link from elsewhere), else the last one, else a new id.
+function start(): void {
+  applyIcons(document);
+  updateTokenButton();
+  app.hidden = false;
+  const fromURL = new URLSearchParams(location.search).get('project') ?? '';
+  const initial = [fromURL, stored(localStorage, KEY_PROJECT)].find((p) => PROJECT_ID.test(p)) ?? newUUID();
+  const id = hashSession();
+  setProject(initial, id !== '');
+  if (id) void openSession(id);
+  autosize();
+  input.focus();
+}
+
+start();

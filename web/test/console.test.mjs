@@ -1,0 +1,414 @@
+// The web console in a real browser (Debian's Chromium through
+// playwright-core) against the local server and the scripted LLM
+// (internal/webui/webtest/llm), each its own process. Screenshots go to
+// web/test-results/.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Lab, jwt, screenshot } from './harness.mjs';
+
+const T = { timeout: 90_000 };
+
+/** clean asserts that the page made no console error and no outside request. */
+function clean(page) {
+  assert.deepEqual(page.problems, [], 'the page logged errors or asked another host');
+}
+
+/** sessions lists a project's sessions through the API. */
+async function sessions(lab, project) {
+  return (await lab.api('GET', `/v3/projects/${project}/chat/sessions?limit=100`)).body;
+}
+
+/** chat runs one quick turn through the API (no browser). */
+async function chat(lab, project, message) {
+  const id = randomUUID();
+  await lab.api('POST', `/v3/projects/${project}/chat/stream`, { message, session_id: id, stream: false });
+  return id;
+}
+
+async function send(page, text) {
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+}
+
+/** finished waits for the last assistant turn to end. */
+async function finished(page, timeout = 30_000) {
+  await page.waitForSelector('.msg.assistant:last-child.finished', { timeout });
+  await page.waitForSelector('#send:not([hidden])');
+}
+
+/**
+ * record starts recording, at every DOM change under #messages, the text
+ * length of what selector matches last, with the time; stop with
+ * recorded().
+ */
+async function record(page, selector) {
+  await page.evaluate((sel) => {
+    const marks = [];
+    window.__marks = marks;
+    const mo = new MutationObserver(() => {
+      const els = document.querySelectorAll(sel);
+      const el = els[els.length - 1];
+      const n = el ? el.textContent.length : 0;
+      if (marks.length === 0 || marks[marks.length - 1].n !== n) marks.push({ n, t: performance.now() });
+    });
+    mo.observe(document.getElementById('messages'), { subtree: true, childList: true, characterData: true });
+    window.__stopMarks = () => mo.disconnect();
+  }, selector);
+}
+
+async function recorded(page) {
+  return page.evaluate(() => {
+    window.__stopMarks();
+    return window.__marks.filter((m) => m.n > 0);
+  });
+}
+
+describe('web console, single-user mode', () => {
+  let lab;
+  before(async () => {
+    lab = await Lab.start();
+  });
+  after(async () => {
+    await lab?.close();
+  });
+
+  test('GET / is the console and it loads nothing from elsewhere', T, async () => {
+    const page = await lab.page('/?project=first-look');
+    assert.equal(await page.title(), 'agentchat');
+    assert.equal(await page.inputValue('#project'), 'first-look');
+    await page.waitForSelector('#sessions-empty:not([hidden])');
+    assert.match(await page.textContent('#messages'), /New conversation/);
+    clean(page);
+    await page.close();
+  });
+
+  test('an answer streams token by token as sanitized Markdown', T, async () => {
+    const page = await lab.page('/?project=stream-test');
+    await record(page, '.msg.assistant .md');
+    await send(page, 'What is in my lab?');
+    // The user's message shows at once, the answer grows while it streams.
+    await page.waitForSelector('.msg.user >> text=What is in my lab?');
+    await page.waitForSelector('#stop:not([hidden])');
+    await finished(page);
+    const marks = await recorded(page);
+    assert.ok(marks.length >= 10, `the answer arrived in ${marks.length} steps, want many`);
+    for (let i = 1; i < marks.length; i++) assert.ok(marks[i].n > marks[i - 1].n, 'the text only grows');
+    assert.ok(marks[marks.length - 1].t - marks[0].t > 500, 'the steps are spread over time');
+
+    const md = page.locator('.msg.assistant .md').last();
+    assert.equal(await md.locator('h2').textContent(), 'Your lab');
+    assert.equal(await md.locator('strong').first().textContent(), 'copilot');
+    assert.equal(await md.locator('li').count(), 2);
+    assert.match(await md.locator('pre code').textContent(), /show ip interface brief/);
+    assert.equal(await md.locator('table td').first().textContent(), 'R1');
+    // HTML of the model is text; images are links; scripts never run.
+    assert.equal(await md.locator('img').count(), 0);
+    assert.match(await md.textContent(), /<img src=x onerror=/);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.equal(await md.locator('a[href^="javascript"]').count(), 0);
+    assert.equal(await md.locator('a', { hasText: 'remote image' }).getAttribute('href'), 'http://203.0.113.9/pixel.png');
+    const docs = md.locator('a', { hasText: 'docs' });
+    assert.equal(await docs.getAttribute('target'), '_blank');
+    assert.equal(await docs.getAttribute('rel'), 'noopener noreferrer');
+
+    // The session is listed, with its generated title, and its statistics.
+    const id = /#session=([0-9a-f-]{36})$/.exec(page.url())?.[1];
+    assert.ok(id, `the URL names the session: ${page.url()}`);
+    await page.waitForSelector(`.session.current[data-id="${id}"] >> text=Chat about What is in`);
+    await page.waitForFunction(() => document.querySelector('[data-stat="LLM calls"]')?.textContent !== '0');
+    assert.equal(await page.textContent('[data-stat="Messages"]'), '2');
+    assert.notEqual(await page.textContent('[data-stat="Total tokens"]'), '0');
+    await screenshot(page, 'desktop-answer');
+    clean(page);
+    await page.close();
+  });
+
+  test('Enter sends, Shift+Enter makes a new line', T, async () => {
+    const page = await lab.page('/?project=keyboard');
+    await page.click('#input');
+    await page.keyboard.type('quick line one');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('line two');
+    assert.equal(await page.inputValue('#input'), 'quick line one\nline two');
+    assert.equal(await page.locator('.msg.user').count(), 0);
+    await page.keyboard.press('Enter');
+    await finished(page);
+    assert.equal(await page.locator('.msg.user').innerText(), 'quick line one\nline two');
+    assert.equal(await page.inputValue('#input'), '');
+    assert.match(await page.textContent('.msg.assistant'), /Quick answer\./);
+    clean(page);
+    await page.close();
+  });
+
+  test('a tool call is a card that fills in, and history shows it again after a reload', T, async () => {
+    const page = await lab.page('/?project=tool-test');
+    await record(page, '.tool .tool-args');
+    await send(page, 'Please use a tool to add two PCs');
+    const card = page.locator('.tool[data-tool-name="create_gns3_node"]');
+    await card.waitFor();
+    await page.waitForSelector('.tool[data-status="failed"]', { timeout: 30_000 });
+    const marks = await recorded(page);
+    assert.ok(marks.length >= 4, `the arguments grew in ${marks.length} steps, want several`);
+    await finished(page);
+    // Arguments pretty-printed, output behind a summary, status shown.
+    assert.match(await card.locator('.tool-args').textContent(), /"name": "PC1"/);
+    assert.equal(await card.locator('.tool-status').textContent(), 'failed');
+    const output = card.locator('.tool-output');
+    assert.equal(await output.isVisible(), false, 'the output is folded');
+    assert.match(await card.locator('.tool-section summary', { hasText: 'Output' }).textContent(), /GNS3 is not configured/);
+    await card.locator('summary', { hasText: 'Output' }).click();
+    assert.equal(await output.isVisible(), true);
+    assert.match(await output.textContent(), /GNS3 is not configured/);
+    // Text before the card, the closing answer after it.
+    const order = await page.$$eval('.msg.assistant .msg-body > *', (els) => els.map((e) => e.className));
+    assert.deepEqual(order, ['md', 'tool', 'md']);
+    assert.match(await page.locator('.msg.assistant .md').last().textContent(), /The tool answered/);
+    await page.waitForSelector('[data-tool="create_gns3_node"] >> text=× 1');
+    await screenshot(page, 'desktop-tool');
+
+    // Reload: the same session, rendered from its history.
+    const url = page.url();
+    await page.reload();
+    await page.waitForSelector('.tool[data-tool-name="create_gns3_node"][data-status="failed"]');
+    assert.equal(page.url(), url);
+    assert.equal(await page.locator('.msg.user').textContent(), 'Please use a tool to add two PCs');
+    const again = page.locator('.tool[data-tool-name="create_gns3_node"]');
+    assert.match(await again.locator('.tool-args').textContent(), /"template": "VPCS"/);
+    assert.match(await again.locator('.tool-output').textContent(), /GNS3 is not configured/);
+    assert.match(await page.locator('.msg.assistant .md').first().textContent(), /Let me add two nodes/);
+    assert.match(await page.locator('.msg.assistant .md').last().textContent(), /The tool answered/);
+    await page.waitForSelector('.session.current');
+
+    // Opened from the sidebar too.
+    await page.goto(`${lab.url}/?project=tool-test`);
+    await page.waitForSelector('.session');
+    await page.click('.session .session-open');
+    await page.waitForSelector('.tool[data-tool-name="create_gns3_node"][data-status="failed"]');
+    assert.equal(page.url(), url);
+    clean(page);
+    await page.close();
+  });
+
+  test('rename inline, pin and unpin, delete with a confirmation', T, async () => {
+    const project = 'manage';
+    const alpha = await chat(lab, project, 'quick alpha');
+    const beta = await chat(lab, project, 'quick beta');
+    const gamma = await chat(lab, project, 'quick gamma');
+    const page = await lab.page(`/?project=${project}`);
+    const ids = () => page.$$eval('.session', (els) => els.map((e) => e.dataset.id));
+    await page.waitForSelector('.session >> nth=2');
+    assert.deepEqual(await ids(), [gamma, beta, alpha], 'most recent first');
+
+    // Rename: Escape keeps the title, Enter saves.
+    const row = (id) => page.locator(`.session[data-id="${id}"]`);
+    await row(alpha).locator('.rename').click();
+    await page.fill('.rename-input', 'Not this');
+    await page.press('.rename-input', 'Escape');
+    await row(alpha).locator('.session-title').waitFor();
+    assert.equal(await row(alpha).locator('.session-title').textContent(), 'Chat about quick alpha');
+    await row(alpha).locator('.rename').click();
+    await page.fill('.rename-input', 'OSPF lab');
+    await page.press('.rename-input', 'Enter');
+    await page.waitForSelector(`.session[data-id="${alpha}"] >> text=OSPF lab`);
+    assert.equal((await sessions(lab, project)).find((s) => s.thread_id === alpha).title, 'OSPF lab');
+
+    // Pin: first in the list, also after a reload.
+    await row(alpha).locator('.pin').click();
+    await page.waitForSelector(`.session.pinned[data-id="${alpha}"]`);
+    assert.deepEqual(await ids(), [alpha, gamma, beta]);
+    assert.equal((await sessions(lab, project))[0].thread_id, alpha);
+    await page.reload();
+    await page.waitForSelector(`.session.pinned[data-id="${alpha}"]`);
+    assert.deepEqual(await ids(), [alpha, gamma, beta]);
+    await row(alpha).locator('.pin').click();
+    await page.waitForSelector(`.session[data-id="${alpha}"]:not(.pinned)`);
+    assert.equal((await sessions(lab, project)).find((s) => s.thread_id === alpha).pinned, false);
+
+    // Delete: cancel keeps it, confirm removes it.
+    await row(beta).locator('.delete').click();
+    await page.waitForSelector('#confirm-dialog[open]');
+    assert.match(await page.textContent('#confirm-message'), /Chat about quick beta/);
+    await page.click('#confirm-dialog button[value="cancel"]');
+    await page.waitForSelector('#confirm-dialog', { state: 'hidden' });
+    assert.equal(await row(beta).count(), 1);
+    await row(beta).locator('.delete').click();
+    await page.click('#confirm-ok');
+    await row(beta).waitFor({ state: 'detached' });
+    const left = (await sessions(lab, project)).map((s) => s.thread_id).sort();
+    assert.deepEqual(left, [alpha, gamma].sort());
+    await screenshot(page, 'desktop-sidebar');
+    clean(page);
+    await page.close();
+  });
+
+  test('the sidebar pages with X-Next-Cursor', T, async () => {
+    const project = 'many';
+    for (let i = 0; i < 25; i += 5) {
+      await Promise.all([0, 1, 2, 3, 4].map((k) => chat(lab, project, `quick number ${i + k}`)));
+    }
+    const page = await lab.page(`/?project=${project}`);
+    await page.waitForSelector('#load-more:not([hidden])');
+    assert.equal(await page.locator('.session').count(), 20);
+    await page.click('#load-more');
+    await page.waitForSelector('#load-more[hidden]', { state: 'attached' });
+    assert.equal(await page.locator('.session').count(), 25);
+    const ids = await page.$$eval('.session', (els) => els.map((e) => e.dataset.id));
+    assert.equal(new Set(ids).size, 25);
+    clean(page);
+    await page.close();
+  });
+
+  test('stop ends a slow answer, after "still working" heartbeats', T, async () => {
+    const page = await lab.page('/?project=abort-test');
+    await send(page, 'Answer slow please');
+    await page.waitForFunction(() => (document.querySelector('.msg.assistant .md')?.textContent ?? '').length > 0, null, { timeout: 15_000 });
+    await page.waitForFunction(() => /Still working/.test(document.getElementById('status').textContent), null, { timeout: 15_000 });
+    await screenshot(page, 'desktop-streaming');
+    const started = Date.now();
+    await page.click('#stop');
+    await finished(page, 15_000);
+    const took = Date.now() - started;
+    assert.ok(took < 10_000, `the stream ended ${took} ms after stop`);
+    assert.equal(await page.isVisible('#stop'), false);
+    assert.match(await page.textContent('.msg.assistant .note'), /Stopped/);
+    const words = (await page.textContent('.msg.assistant .md')).match(/slowly/g)?.length ?? 0;
+    assert.ok(words < 60, `stopped before the end (${words} of 60 words)`);
+    assert.equal(await page.textContent('#status'), '');
+    await page.waitForFunction(() => document.querySelector('[data-stat="Stopped turns"]')?.textContent === '1');
+    // The session is free again: another turn goes through.
+    await send(page, 'quick after stop');
+    await finished(page);
+    assert.match(await page.locator('.msg.assistant').last().textContent(), /Quick answer/);
+    clean(page);
+    await page.close();
+  });
+
+  test('errors show in place', T, async () => {
+    const page = await lab.page('/?project=error-test');
+    await send(page, 'please fail');
+    await finished(page, 60_000);
+    const err = page.locator('.msg.assistant .error-block');
+    assert.equal(await err.count(), 1);
+    assert.ok((await err.textContent()).length > 0);
+    await screenshot(page, 'desktop-error');
+    clean(page);
+    await page.close();
+  });
+
+  test('a narrow window: drawer sidebar, readable chat', T, async () => {
+    const page = await lab.page('/?project=tool-test', { viewport: { width: 390, height: 800 } });
+    await send(page, 'quick on a phone');
+    await finished(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`);
+    const box = await page.locator('#sidebar').boundingBox();
+    assert.ok(!box || box.x + box.width <= 0, 'the sidebar is out of the way');
+    await screenshot(page, 'narrow-chat');
+    await page.click('#toggle-sidebar');
+    await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().x >= 0);
+    assert.ok((await page.locator('.session').count()) >= 2);
+    await screenshot(page, 'narrow-drawer');
+    await page.click('#scrim', { position: { x: 370, y: 400 } });
+    await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().right <= 0);
+    await page.click('#toggle-details');
+    await page.waitForSelector('#details [data-stat="Messages"]');
+    await screenshot(page, 'narrow-stats');
+    clean(page);
+    await page.close();
+  });
+
+  test('settings: list, create, set default and delete model configurations', T, async () => {
+    const page = await lab.page('/?project=settings');
+    await page.click('#open-settings');
+    await page.waitForSelector('#settings-dialog[open]');
+    await page.waitForSelector('#configs >> text=No configuration yet');
+    const add = async (name, key, isDefault) => {
+      await page.fill('#config-form [name="name"]', name);
+      await page.fill('#config-form [name="provider"]', 'openai');
+      await page.fill('#config-form [name="model"]', 'scripted');
+      await page.fill('#config-form [name="base_url"]', `${lab.llm.url}/v1`);
+      await page.fill('#config-form [name="api_key"]', key);
+      await page.fill('#config-form [name="context_limit"]', '64');
+      await page.setChecked('#config-form [name="is_default"]', isDefault);
+      await page.click('#config-form button[type="submit"]');
+      await page.waitForSelector(`.config >> text=${name}`);
+    };
+    await add('Scripted one', 'sk-test-key-1111', true);
+    await add('Scripted two', 'sk-test-key-2222', false);
+    const one = page.locator('.config', { hasText: 'Scripted one' });
+    const two = page.locator('.config', { hasText: 'Scripted two' });
+    assert.equal(await one.locator('.badge').textContent(), 'default');
+    assert.equal(await two.locator('.badge').count(), 0);
+    assert.match(await one.textContent(), /openai · scripted/);
+    assert.match(await one.textContent(), /64k context/);
+    assert.match(await one.textContent(), /key .*1111/);
+    assert.doesNotMatch(await page.textContent('#configs'), /sk-test-key-1111/, 'the key is never shown whole');
+    await screenshot(page, 'desktop-settings');
+
+    await two.locator('.make-default').click();
+    await page.waitForSelector('.config.is-default >> text=Scripted two');
+    const list = (await lab.api('GET', '/v3/access/users/me/llm-model-configs')).body;
+    assert.equal(list.default_config.name, 'Scripted two');
+
+    // A turn uses the default configuration (the same scripted LLM).
+    await page.click('#settings-dialog button[aria-label="Close"]');
+    await send(page, 'quick with my own model');
+    await finished(page);
+    assert.match(await page.locator('.msg.assistant').last().textContent(), /Quick answer/);
+
+    await page.click('#open-settings');
+    for (const name of ['Scripted two', 'Scripted one']) {
+      await page.locator('.config', { hasText: name }).locator('.delete-config').click();
+      await page.click('#confirm-ok');
+      await page.locator('.config', { hasText: name }).waitFor({ state: 'detached' });
+    }
+    await page.waitForSelector('#configs >> text=No configuration yet');
+    assert.equal((await lab.api('GET', '/v3/access/users/me/llm-model-configs')).body.total, 0);
+    clean(page);
+    await page.close();
+  });
+});
+
+describe('web console with JWT_SECRET', () => {
+  const secret = 'browser-test-secret-0123456789abcdef';
+  let lab;
+  before(async () => {
+    lab = await Lab.start({ jwtSecret: secret, name: 'server-jwt' });
+  });
+  after(async () => {
+    await lab?.close();
+  });
+
+  test('asks for a token once, keeps it in sessionStorage only', T, async () => {
+    // The first requests are refused: the browser logs those 401s.
+    const page = await lab.page('/?project=jwt-project', { allowConsole: [/status of 401/] });
+    await page.waitForSelector('#token-dialog[open]');
+    assert.match(await page.textContent('#token-reason'), /Not authenticated/);
+    const token = jwt(secret, 'alice');
+    await page.fill('#token', token);
+    await page.click('#token-dialog button[value="save"]');
+    await page.waitForSelector('#sessions-empty:not([hidden])');
+    await send(page, 'quick hello from alice');
+    await finished(page);
+    assert.match(await page.locator('.msg.assistant').textContent(), /Quick answer/);
+    await page.waitForSelector('.session');
+    const list = (await lab.api('GET', '/v3/projects/jwt-project/chat/sessions', undefined, token)).body;
+    assert.equal(list.length, 1);
+    assert.equal(list[0].user_id, 'alice');
+    const where = await page.evaluate(() => ({
+      session: sessionStorage.getItem('agentchat.token'),
+      local: JSON.stringify({ ...localStorage }),
+      url: location.href,
+    }));
+    assert.equal(where.session, token);
+    assert.ok(!where.local.includes(token), 'the token is not in localStorage');
+    assert.ok(!where.url.includes(token), 'the token is not in the URL');
+    // A reload in the same tab keeps it: no second prompt.
+    await page.reload();
+    await page.waitForSelector('.msg.user >> text=quick hello from alice');
+    assert.equal(await page.isVisible('#token-dialog'), false);
+    clean(page);
+    await page.close();
+  });
+});
