@@ -332,8 +332,11 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	if !ok {
 		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 	}
-	c, err := scanLLMConfig(s.r.QueryRowContext(ctx, llmConfigSelect+`
-WHERE d.owner_kind = ? AND d.owner_id = ?`, kind, ownerID))
+	st, err := s.defaultLLMConfig.get(ctx, s.r)
+	if err != nil {
+		return nil, fmt.Errorf("default LLM configuration: %w", err)
+	}
+	c, err := scanLLMConfig(st.QueryRowContext(ctx, kind, ownerID))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}

@@ -37,11 +37,13 @@ const busyTimeout = 10 * time.Second
 // Store is the SQLite implementation of store.Store. It is safe for
 // concurrent use.
 type Store struct {
-	w   *sql.DB // the single writer connection
-	r   *sql.DB // query-only reader connections
-	ws  writeStmts
-	rs  readStmts
-	now func() time.Time
+	w  *sql.DB // the single writer connection
+	r  *sql.DB // query-only reader connections
+	ws writeStmts
+	rs readStmts
+	// defaultLLMConfig is prepared at its first use (see lazyStmt).
+	defaultLLMConfig *lazyStmt
+	now              func() time.Time
 }
 
 var _ store.Store = (*Store)(nil)
@@ -97,6 +99,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 
 	s := &Store{w: w, now: time.Now}
+	// The caller's effective LLM configuration is read on every turn:
+	// parsing its join cost more than running it.
+	s.defaultLLMConfig = &lazyStmt{name: "default llm config", query: llmConfigSelect + `
+WHERE d.owner_kind = ? AND d.owner_id = ?`}
 	for _, o := range opts {
 		o(s)
 	}
@@ -140,7 +146,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
+	return errors.Join(s.defaultLLMConfig.close(), closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the writer).

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Hot statements are prepared once, in Open, so that SQLite does not parse
@@ -122,4 +123,45 @@ func closeAll(defs []stmtDef) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// lazyStmt is a hot query prepared on the reader pool at its first use
+// rather than in Open: it reads a table that a store opened at an older
+// schema (by the migration tests) does not have.
+type lazyStmt struct {
+	name  string
+	query string
+	mu    sync.Mutex
+	st    *sql.Stmt
+}
+
+// get returns the prepared statement, preparing it on db the first time.
+// A failed preparation is tried again at the next call.
+func (l *lazyStmt) get(ctx context.Context, db *sql.DB) (*sql.Stmt, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st != nil {
+		return l.st, nil
+	}
+	st, err := db.PrepareContext(ctx, l.query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", l.name, err)
+	}
+	l.st = st
+	return st, nil
+}
+
+// close closes the statement if it was prepared.
+func (l *lazyStmt) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st == nil {
+		return nil
+	}
+	err := l.st.Close()
+	l.st = nil
+	if err != nil {
+		return fmt.Errorf("close %s statement: %w", l.name, err)
+	}
+	return nil
 }
