@@ -21,7 +21,7 @@ const (
 	DefaultToolTimeout = 60 * time.Second
 	DefaultTurnTimeout = 10 * time.Minute
 	DefaultLeaseTTL    = 60 * time.Second
-	DefaultAbortPoll   = 300 * time.Millisecond
+	DefaultAbortPoll   = time.Second
 	DefaultMaxHistory  = 200
 	// persistTimeout bounds each store write made after the turn's context
 	// may have ended (completed steps, statistics, lease release).
@@ -53,7 +53,9 @@ type Options struct {
 	// LeaseTTL is the session lease duration, renewed every TTL/3 while the
 	// turn runs (default 60s), so that a crashed turn frees the session.
 	LeaseTTL time.Duration
-	// AbortPoll is how often the abort flag is read (default 300ms).
+	// AbortPoll is how often the abort flag is read (default 1s: one
+	// read a second of an open stream; an abort requested through a store
+	// that notifies, store.AbortNotifier, is read at once).
 	AbortPoll time.Duration
 	// MaxHistory is how many stored messages a turn loads as its history
 	// (default 200): the last ones, from the first user message among

@@ -628,8 +628,10 @@ func (tr *turnRun) finish(errMsg string) {
 	}
 }
 
-// watch polls the abort flag and renews the lease until ctx ends; an abort,
-// a lost lease or a deleted session (store.ErrNotFound) cancels the turn.
+// watch polls the abort flag (and reads it at once when the store notifies
+// an abort, see store.AbortNotifier) and renews the lease until ctx ends;
+// an abort, a lost lease or a deleted session (store.ErrNotFound) cancels
+// the turn.
 func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc) {
 	o, log := t.r.o, t.r.log
 	poll := time.NewTicker(o.AbortPoll)
@@ -640,22 +642,42 @@ func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc) {
 		log.InfoContext(ctx, "session deleted during the turn; stopping it", "session", t.req.Key.ThreadID)
 		cancel(errSessionGone)
 	}
+	// An abort requested in this process wakes the watch at once; polling
+	// finds the others (another instance's).
+	var notified <-chan struct{}
+	if n, ok := o.Store.(store.AbortNotifier); ok {
+		ch, stop := n.WatchAbort(t.req.Key)
+		defer stop()
+		notified = ch
+	}
+	// checkAbort reads the flag; it reports whether the turn was stopped.
+	checkAbort := func() bool {
+		aborted, err := o.Store.AbortRequested(ctx, t.req.Key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			gone()
+			return true
+		case err != nil:
+			if ctx.Err() == nil {
+				log.WarnContext(ctx, "read abort flag", "session", t.req.Key.ThreadID, "err", err)
+			}
+		case aborted:
+			cancel(errAborted)
+			return true
+		}
+		return false
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-poll.C:
-			aborted, err := o.Store.AbortRequested(ctx, t.req.Key)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				gone()
+		case <-notified:
+			poll.Reset(o.AbortPoll)
+			if checkAbort() {
 				return
-			case err != nil:
-				if ctx.Err() == nil {
-					log.WarnContext(ctx, "read abort flag", "session", t.req.Key.ThreadID, "err", err)
-				}
-			case aborted:
-				cancel(errAborted)
+			}
+		case <-poll.C:
+			if checkAbort() {
 				return
 			}
 		case <-renew.C:

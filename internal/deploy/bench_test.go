@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"agentchat/internal/lambdaapp/lambdatest"
+	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/store"
+	"agentchat/internal/store/dynamo"
 )
 
 // BenchmarkColdStart measures a cold start under the fake Runtime API:
@@ -127,4 +131,66 @@ func BenchmarkChatStreamTurn(b *testing.B) {
 			b.Logf("%s turn, DynamoDB before the first LLM request: %s", name, ops(last))
 		})
 	}
+}
+
+// BenchmarkChatStreamAbort measures what an open stream costs in abort-flag
+// reads (GetItem calls while the answer streams, per second) and how long an
+// abort requested through DynamoDB, as the chat-abort function does it,
+// takes to end the stream (from the request stored to the end of the
+// invocation). The answer streams a word every 100 ms for 6 s; the abort
+// comes 3 to 4 s after its first token.
+func BenchmarkChatStreamAbort(b *testing.B) {
+	st := newStack(b)
+	st.Gate.hold = false
+	rt := lambdatest.NewRuntime(b, "chat-stream")
+	p := lambdatest.StartBootstrap(b, bootstrapPath(b, "chat-stream"), rt, st.env())
+	ds, err := dynamo.New(context.Background(), dynamo.Options{TableName: st.Table, Endpoint: st.Direct, Region: lambdatest.Region})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const (
+		words    = 60
+		gap      = 100 * time.Millisecond
+		streamed = 3 * time.Second
+	)
+	text := strings.TrimSpace(strings.Repeat("word ", words))
+	var (
+		reads, abortMS float64
+		open           time.Duration
+	)
+	b.ResetTimer()
+	for range b.N {
+		sid := uuid.NewString()
+		st.LLM.Enqueue(llmtest.Reply{Text: text, ChunkDelay: gap})
+		inv := rt.Invoke(streamEvent(b, "alice", sid, "hi"), funcLimit)
+		var first time.Time
+		for i := 0; first.IsZero(); i++ {
+			c, err := waitChunk(b, p, inv, i)
+			if err != nil {
+				b.Fatalf("stream ended before its first token: %v", err)
+			}
+			if strings.Contains(string(c.Data), `"type":"content"`) {
+				first = c.At
+			}
+		}
+		// The abort comes at a random phase of the turn's polling.
+		time.Sleep(streamed + rand.N(time.Second))
+		asked := time.Now()
+		for _, c := range st.Dynamo.between(first, asked) {
+			if c.Op == "GetItem" {
+				reads++
+			}
+		}
+		open += asked.Sub(first)
+		if err := ds.RequestAbort(context.Background(), store.Key{ProjectID: "p1", UserID: "alice", ThreadID: sid}); err != nil {
+			b.Fatal(err)
+		}
+		stored := time.Now()
+		if _, err := inv.Wait(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		abortMS += float64(time.Since(stored).Microseconds()) / 1000
+	}
+	b.ReportMetric(reads/open.Seconds(), "abort-reads/s")
+	b.ReportMetric(abortMS/float64(b.N), "ms/abort")
 }

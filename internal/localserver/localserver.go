@@ -35,8 +35,14 @@ const FinishGrace = 20 * time.Second
 // OpenStore opens the configured store: the SQLite file in DataDir, or
 // DynamoDB.
 func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+	// The abort route and the turns share this process: an abort wakes
+	// its turn at once instead of at the turn's next poll of the flag.
 	if cfg.Store == config.StoreDynamoDB {
-		return wire.OpenDynamo(ctx, cfg, log)
+		st, err := wire.OpenDynamo(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return store.WithAbortNotifications(st), nil
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
@@ -46,7 +52,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return st, nil
+	return store.WithAbortNotifications(st), nil
 }
 
 // Run loads the configuration from getenv, builds every route and serves
