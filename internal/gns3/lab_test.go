@@ -74,6 +74,15 @@ func TestListProjects(t *testing.T) {
 		ps[1].ProjectID != b || ps[1].Status != "closed" {
 		t.Errorf("projects = %+v", ps)
 	}
+	if got := fake.LastAuthorization(); got != "Bearer "+tokAlice {
+		t.Errorf("Authorization sent = %q, want the user's token", got)
+	}
+	fake.SetRequestAuthorizer(gns3test.DenyPrivileges("Project.Audit"))
+	_, err = c.ListProjects(context.Background(), tokAlice)
+	if !errors.Is(err, gns3.ErrForbidden) || !strings.Contains(gns3.Describe(err), "Project.Audit") {
+		t.Errorf("without Project.Audit: %v (%s)", err, gns3.Describe(err))
+	}
+	fake.SetRequestAuthorizer(nil)
 	_, err = c.ListProjects(context.Background(), tokBob)
 	if !errors.Is(err, gns3.ErrUnauthorized) || gns3.Describe(err) != "401: GNS3 did not accept the user's credentials" {
 		t.Errorf("bad token: %v (%s)", err, gns3.Describe(err))

@@ -51,5 +51,7 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 	routes = append(routes, keys.Routes()...)
 	routes = append(routes, cfgs.ServerRoutes()...)
 	routes = append(routes, webui.Routes()...) // the web console: GET / and /assets/
+	// The console's project list (GET /v3/copilot/projects), local server only.
+	routes = append(routes, webui.ProjectsRoute(base.GNS3))
 	return base.Router(routes...), func() {}, nil
 }

@@ -95,6 +95,13 @@ export interface NewLLMConfig {
   config: Record<string, unknown>;
 }
 
+/** GNS3Project is one project of GET /v3/copilot/projects. */
+export interface GNS3Project {
+  project_id: string;
+  name: string;
+  status: string; // "opened" or "closed"
+}
+
 /** ApiError is a failed request, with the server's message. */
 export class ApiError extends Error {
   constructor(
@@ -132,6 +139,7 @@ export interface ApiOptions {
 }
 
 const CONFIGS = '/v3/access/users/me/llm-model-configs';
+const PROJECTS = '/v3/copilot/projects';
 
 export class Api {
   constructor(private readonly o: ApiOptions) {}
@@ -140,8 +148,11 @@ export class Api {
     return `/v3/projects/${encodeURIComponent(project)}/chat`;
   }
 
-  /** request sends one request; a status of 400 or more throws an ApiError. */
-  async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  /**
+   * request sends one request; a status of 400 or more throws an ApiError.
+   * A quiet request does not tell a 401 (the page asks for no token).
+   */
+  async request(method: string, path: string, body?: unknown, signal?: AbortSignal, quiet = false): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     const token = this.o.token();
     if (token) headers.Authorization = `Bearer ${token}`;
@@ -156,7 +167,7 @@ export class Api {
     });
     if (!res.ok) {
       const msg = await errorMessage(res);
-      if (res.status === 401) this.o.unauthorized(msg);
+      if (res.status === 401 && !quiet) this.o.unauthorized(msg);
       throw new ApiError(res.status, msg);
     }
     return res;
@@ -197,6 +208,17 @@ export class Api {
   /** stream starts a turn; read its events with readEvents. */
   stream(project: string, req: ChatRequest, signal: AbortSignal): Promise<Response> {
     return this.request('POST', `${this.chat(project)}/stream`, { ...req, stream: true }, signal);
+  }
+
+  /**
+   * listProjects returns the user's GNS3 projects, opened first, when the
+   * server has a GNS3 controller (204, no list, without one). Quiet: a
+   * refusal only means there is no list to offer.
+   */
+  async listProjects(): Promise<GNS3Project[]> {
+    const res = await this.request('GET', PROJECTS, undefined, undefined, true);
+    if (res.status === 204) return [];
+    return (await res.json()) as GNS3Project[];
   }
 
   listConfigs(): Promise<LLMConfigList> {

@@ -1,7 +1,7 @@
 // The agentchat web console: project chat over the local server's API.
 
 import './style.css';
-import { Api, ApiError, type ChatSession, type StreamEvent } from './api';
+import { Api, ApiError, type ChatSession, type GNS3Project, type StreamEvent } from './api';
 import { AssistantTurn, Conversation } from './conversation';
 import { byId, h, newUUID } from './dom';
 import { applyIcons } from './icons';
@@ -19,6 +19,8 @@ const HISTORY_LIMIT = 100;
 const MAX_HISTORY = 1000;
 /** How long a stop waits for the server to end the stream. */
 const STOP_GRACE_MS = 10_000;
+/** How long the first visit waits for the GNS3 projects before offering a new id. */
+const PROJECTS_WAIT_MS = 1500;
 
 function stored(storage: Storage, key: string): string {
   try {
@@ -42,6 +44,7 @@ const app = byId('app');
 const projectForm = byId<HTMLFormElement>('project-form');
 const projectInput = byId<HTMLInputElement>('project');
 const projectList = byId<HTMLDataListElement>('projects');
+const projectPicker = byId<HTMLSelectElement>('project-picker');
 const modeSelect = byId<HTMLSelectElement>('mode');
 const input = byId<HTMLTextAreaElement>('input');
 const sendBtn = byId<HTMLButtonElement>('send');
@@ -58,6 +61,9 @@ const tokenBtn = byId<HTMLButtonElement>('open-token');
 // State.
 let token = stored(sessionStorage, KEY_TOKEN);
 let project = '';
+let gns3Projects: GNS3Project[] = []; // from the GNS3 controller, when the server has one
+let generated = ''; // the id offered on a first visit, until another is chosen
+let projectsLoad = 0;
 let current = ''; // the open session ('' = a new chat)
 let running: Running | null = null;
 let historyLimit = HISTORY_LIMIT;
@@ -123,6 +129,7 @@ tokenDialog.addEventListener('close', () => {
   updateTokenButton();
   void sidebar.load(project).then(() => renderStats());
   if (current) void openSession(current);
+  void loadProjects();
 });
 
 // Project.
@@ -139,7 +146,65 @@ function rememberProject(p: string): void {
   const list = [p, ...recentProjects().filter((x) => x !== p)].slice(0, 10);
   store(localStorage, KEY_PROJECTS, JSON.stringify(list));
   store(localStorage, KEY_PROJECT, p);
-  projectList.replaceChildren(...list.map((x) => h('option', { value: x })));
+  renderProjectOptions();
+}
+
+function forgetProject(p: string): void {
+  store(localStorage, KEY_PROJECTS, JSON.stringify(recentProjects().filter((x) => x !== p)));
+}
+
+function projectLabel(p: GNS3Project): string {
+  return `${p.name || p.project_id} (${p.status || 'unknown'})`;
+}
+
+/**
+ * renderProjectOptions fills the suggestions of the free-text field (the
+ * GNS3 projects, then the recent ids) and the picker of GNS3 projects.
+ */
+function renderProjectOptions(): void {
+  const listed = new Set(gns3Projects.map((p) => p.project_id));
+  projectList.replaceChildren(
+    ...gns3Projects.map((p) => h('option', { value: p.project_id, label: projectLabel(p) })),
+    ...recentProjects().filter((x) => !listed.has(x)).map((x) => h('option', { value: x })),
+  );
+  projectPicker.replaceChildren(
+    h('option', { value: '' }, 'GNS3 projects…'),
+    ...gns3Projects.map((p) => h('option', { value: p.project_id, title: p.project_id, 'data-status': p.status }, projectLabel(p))),
+  );
+  projectPicker.hidden = gns3Projects.length === 0;
+  projectPicker.value = listed.has(project) ? project : '';
+}
+
+function isProject(v: unknown): v is GNS3Project {
+  if (!v || typeof v !== 'object') return false;
+  const p = v as Record<string, unknown>;
+  return typeof p.project_id === 'string' && PROJECT_ID.test(p.project_id) && typeof p.name === 'string' && typeof p.status === 'string';
+}
+
+/**
+ * loadProjects asks the server for the user's GNS3 projects (opened
+ * first). Without a GNS3 controller (204) or when GNS3 refuses, there is
+ * no list: the free-text field alone, as before. A first visit still on
+ * its offered id moves to the first opened project.
+ */
+async function loadProjects(): Promise<void> {
+  const n = ++projectsLoad;
+  let list: GNS3Project[] = [];
+  try {
+    const got: unknown = await api.listProjects();
+    list = Array.isArray(got) ? got.filter(isProject) : [];
+  } catch {
+    list = []; // no GNS3_URL, or GNS3 said no: any id can still be typed
+  }
+  if (n !== projectsLoad) return;
+  gns3Projects = list;
+  renderProjectOptions();
+  const first = list.find((p) => p.status === 'opened');
+  if (first && generated && project === generated && !current && !running) {
+    forgetProject(generated);
+    generated = '';
+    setProject(first.project_id);
+  }
 }
 
 function setProject(p: string, keepSession = false): void {
@@ -163,6 +228,9 @@ projectForm.addEventListener('submit', (e) => {
   setProject(projectInput.value.trim());
 });
 projectInput.addEventListener('change', () => setProject(projectInput.value.trim()));
+projectPicker.addEventListener('change', () => {
+  if (projectPicker.value) setProject(projectPicker.value);
+});
 
 // Mode.
 modeSelect.value = stored(localStorage, KEY_MODE) || 'teaching_assistant';
@@ -294,6 +362,7 @@ function setBusy(busy: boolean): void {
   stopBtn.hidden = !busy;
   stopBtn.disabled = false;
   projectInput.disabled = busy;
+  projectPicker.disabled = busy;
   app.classList.toggle('busy', busy);
 }
 
@@ -471,18 +540,28 @@ window.addEventListener('hashchange', () => {
   if (id && id !== current) void openSession(id);
 });
 
-// Start: ?project= (a link from elsewhere), else the last one, else a new id.
-function start(): void {
+// Start: ?project= (a link from elsewhere), else the last one, else the
+// first opened GNS3 project, else a new id.
+async function start(): Promise<void> {
   applyIcons(document);
   updateTokenButton();
   app.hidden = false;
+  autosize();
+  input.focus();
   const fromURL = new URLSearchParams(location.search).get('project') ?? '';
-  const initial = [fromURL, stored(localStorage, KEY_PROJECT)].find((p) => PROJECT_ID.test(p)) ?? newUUID();
+  const known = [fromURL, stored(localStorage, KEY_PROJECT)].find((p) => PROJECT_ID.test(p));
+  const loading = loadProjects();
+  let initial = known;
+  if (!initial) {
+    // A first visit: a GNS3 project if the list comes soon, else a new id
+    // (and the first opened project once the list comes).
+    await Promise.race([loading, new Promise((resolve) => setTimeout(resolve, PROJECTS_WAIT_MS))]);
+    initial = gns3Projects.find((p) => p.status === 'opened')?.project_id;
+    if (!initial) initial = generated = newUUID();
+  }
   const id = hashSession();
   setProject(initial, id !== '');
   if (id) void openSession(id);
-  autosize();
-  input.focus();
 }
 
-start();
+void start();

@@ -1,7 +1,8 @@
 // The web console in a real browser (Debian's Chromium through
 // playwright-core) against the local server and the scripted LLM
-// (internal/webui/webtest/llm), each its own process. Screenshots go to
-// web/test-results/.
+// (internal/webui/webtest/llm), each its own process, and for the project
+// list the fake GNS3 controller (internal/webui/webtest/gns3). Screenshots
+// go to web/test-results/.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -79,6 +80,9 @@ describe('web console, single-user mode', () => {
     assert.equal(await page.inputValue('#project'), 'first-look');
     await page.waitForSelector('#sessions-empty:not([hidden])');
     assert.match(await page.textContent('#messages'), /New conversation/);
+    // Without GNS3_URL there is no project list (204): the free-text field alone.
+    await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/v3/copilot/projects')));
+    assert.equal(await page.isVisible('#project-picker'), false);
     clean(page);
     await page.close();
   });
@@ -410,5 +414,84 @@ describe('web console with JWT_SECRET', () => {
     assert.equal(await page.isVisible('#token-dialog'), false);
     clean(page);
     await page.close();
+  });
+});
+
+describe('web console with GNS3_URL', () => {
+  // The projects of internal/webui/webtest/gns3, as the page lists them.
+  const access = '5a0c4e1e-0b7e-4d55-9d1f-3c8f1a2b4c03';
+  const campus = '5a0c4e1e-0b7e-4d55-9d1f-3c8f1a2b4c01';
+  const branch = '5a0c4e1e-0b7e-4d55-9d1f-3c8f1a2b4c02';
+  const archive = '5a0c4e1e-0b7e-4d55-9d1f-3c8f1a2b4c04';
+  let lab;
+  before(async () => {
+    lab = await Lab.start({ gns3: true, name: 'server-gns3' });
+  });
+  after(async () => {
+    await lab?.close();
+  });
+
+  test('the project field lists the GNS3 projects, opened first, and still takes any id', T, async () => {
+    // Refusals of the project check below are logged by the browser.
+    const page = await lab.page('/', { allowConsole: [/status of 403/, /status of 404/] });
+    // A first visit starts in the first opened project.
+    await page.waitForSelector('#project-picker:not([hidden])');
+    const options = await page.$$eval('#project-picker option', (els) => els.map((e) => [e.value, e.textContent, e.dataset.status ?? '']));
+    assert.deepEqual(options, [
+      ['', 'GNS3 projects…', ''],
+      [access, 'Access lab (opened)', 'opened'],
+      [campus, 'Campus OSPF (opened)', 'opened'],
+      [branch, 'branch-vpn (closed)', 'closed'],
+      [archive, 'Old archive (closed)', 'closed'],
+    ]);
+    await page.waitForFunction((id) => document.getElementById('project').value === id, access);
+    assert.equal(await page.inputValue('#project-picker'), access);
+    const suggestions = await page.$$eval('#projects option', (els) => els.map((e) => [e.value, e.label]));
+    assert.deepEqual(suggestions.slice(0, 2), [[access, 'Access lab (opened)'], [campus, 'Campus OSPF (opened)']]);
+    await page.waitForSelector('#sessions-empty:not([hidden])');
+
+    // Pick one: the field, the sidebar and the chat follow.
+    await page.selectOption('#project-picker', campus);
+    await page.waitForFunction((id) => document.getElementById('project').value === id, campus);
+    await page.waitForSelector('#sessions-empty:not([hidden])');
+    assert.equal(await page.isVisible('#sessions-error'), false);
+    await screenshot(page, 'desktop-gns3-projects');
+    await send(page, 'quick hello in the campus lab');
+    await finished(page);
+    assert.match(await page.locator('.msg.assistant').last().textContent(), /Quick answer/);
+    await page.waitForSelector('.session');
+    assert.equal((await sessions(lab, campus)).length, 1);
+
+    // Remembered across a reload.
+    await page.goto(lab.url + '/');
+    await page.waitForSelector('#project-picker:not([hidden])');
+    await page.waitForFunction((id) => document.getElementById('project-picker').value === id, campus);
+    assert.equal(await page.inputValue('#project'), campus);
+    await page.waitForSelector('.session');
+
+    // A closed project is listed; the server says why it cannot chat.
+    await page.selectOption('#project-picker', branch);
+    await page.waitForSelector('#sessions-error:not([hidden])');
+    assert.match(await page.textContent('#sessions-error'), /must be opened/);
+
+    // Any id can still be typed: the picker then names none.
+    await page.fill('#project', 'typed-by-hand');
+    await page.press('#project', 'Enter');
+    await page.waitForFunction(() => document.getElementById('project-picker').value === '');
+    assert.equal(await page.inputValue('#project'), 'typed-by-hand');
+    await page.waitForSelector('#sessions-error:not([hidden])');
+    assert.match(await page.textContent('#sessions-error'), /not found/);
+    clean(page);
+    await page.close();
+
+    // A narrow window has room for both.
+    const narrow = await lab.page(`/?project=${campus}`, { viewport: { width: 390, height: 800 } });
+    await narrow.waitForSelector('#project-picker:not([hidden])');
+    await narrow.waitForFunction((id) => document.getElementById('project-picker').value === id, campus);
+    const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`);
+    await screenshot(narrow, 'narrow-gns3-projects');
+    clean(narrow);
+    await narrow.close();
   });
 });

@@ -1,6 +1,6 @@
-// Test harness of the browser tests: builds and starts the local server
-// and the scripted LLM as their own processes, and drives Debian's
-// Chromium through playwright-core.
+// Test harness of the browser tests: builds and starts the local server,
+// the scripted LLM and (for some tests) the fake GNS3 controller as their
+// own processes, and drives Debian's Chromium through playwright-core.
 import { spawn, execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createWriteStream, rmSync } from 'node:fs';
@@ -23,7 +23,7 @@ process.on('exit', () => {
 });
 
 let built;
-/** build compiles the local server and the scripted LLM, once per process. */
+/** build compiles the local server, the scripted LLM and the fake GNS3, once per process. */
 function build() {
   built ??= (async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentchat-bin-'));
@@ -38,6 +38,7 @@ async function compile(dir) {
   await Promise.all([
     run('go', ['build', '-o', join(dir, 'agentchat'), './functions/local'], { cwd: root, env: { ...process.env, CGO_ENABLED: '0' } }),
     run('go', ['build', '-o', join(dir, 'llm'), './internal/webui/webtest/llm'], { cwd: root, env: { ...process.env, CGO_ENABLED: '0' } }),
+    run('go', ['build', '-o', join(dir, 'gns3'), './internal/webui/webtest/gns3'], { cwd: root, env: { ...process.env, CGO_ENABLED: '0' } }),
   ]);
 }
 
@@ -84,15 +85,17 @@ function baseEnv(extra) {
 
 /**
  * Lab is a running local server (SQLite in a temporary folder) in front
- * of the scripted LLM, and a browser.
+ * of the scripted LLM, and a browser. With gns3, the server has a
+ * GNS3_URL: the fake controller of internal/webui/webtest/gns3.
  */
 export class Lab {
-  static async start({ jwtSecret = '', name = 'server' } = {}) {
+  static async start({ jwtSecret = '', name = 'server', gns3 = false } = {}) {
     await mkdir(artifacts, { recursive: true });
     const lab = new Lab();
     lab.dir = await mkdtemp(join(tmpdir(), 'agentchat-browser-'));
     const bin = await build();
     lab.llm = await start(join(bin, 'llm'), ['-addr', '127.0.0.1:0'], baseEnv({}), `${name}-llm.log`, /listening on (http:\/\/\S+)/);
+    if (gns3) lab.gns3 = await start(join(bin, 'gns3'), [], baseEnv({}), `${name}-gns3.log`, /listening on (http:\/\/\S+)/);
     const env = {
       ADDR: '127.0.0.1:0',
       DATA_DIR: join(lab.dir, 'data'),
@@ -103,6 +106,7 @@ export class Lab {
       LOG_LEVEL: 'warn',
     };
     if (jwtSecret) env.JWT_SECRET = jwtSecret;
+    if (lab.gns3) env.GNS3_URL = lab.gns3.url;
     lab.server = await start(join(bin, 'agentchat'), [], baseEnv(env), `${name}.log`, /agentchat listening on (http:\/\/\S+)/);
     lab.url = lab.server.url;
     lab.context = await chromium.launchPersistentContext(join(lab.dir, 'profile'), {
@@ -153,7 +157,7 @@ export class Lab {
 
   async close() {
     await this.context?.close().catch(() => {});
-    await Promise.all([this.server?.stop(), this.llm?.stop()]);
+    await Promise.all([this.server?.stop(), this.llm?.stop(), this.gns3?.stop()]);
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -120,6 +120,16 @@ type transition struct {
 // nil serves every request, with or without a token.
 func NewServer(t testing.TB, authorize Authorizer) *Server {
 	t.Helper()
+	s, closeServer := Start(authorize)
+	t.Cleanup(closeServer)
+	return s
+}
+
+// Start starts a fake controller outside a test (a helper program, such as
+// the one the web console's browser tests run) and returns it with the
+// func that closes it: hung requests return, then the server stops.
+// authorize nil serves every request, with or without a token.
+func Start(authorize Authorizer) (*Server, func()) {
 	s := &Server{
 		authorize: authorize,
 		projects:  map[string]map[string]any{},
@@ -156,9 +166,13 @@ func NewServer(t testing.TB, authorize Authorizer) *Server {
 	mux.HandleFunc("GET /v3/access/users/{user_id}/groups", s.getUserGroups)
 	mux.HandleFunc("/", notFoundRoute)
 	s.Server = httptest.NewServer(s.guard(mux))
-	t.Cleanup(s.Close)
-	t.Cleanup(func() { close(s.done) }) // runs before Close: hung requests return
-	return s
+	var once sync.Once
+	return s, func() {
+		once.Do(func() {
+			close(s.done) // first: hung requests return
+			s.Close()
+		})
+	}
 }
 
 // notFoundRoute is FastAPI's answer to an unknown route.
