@@ -65,6 +65,10 @@ type loop struct {
 	tools  map[string]Tool
 	// clientTools are tool names the client declared and runs itself.
 	clientTools map[string]bool
+	// noToolCalls is tool choice "none": a tool call the model returns
+	// anyway is dropped (no event, nothing run) and its step is the final
+	// answer.
+	noToolCalls bool
 	em          *emitter
 	// refuse answers calls of tools not offered (nil: "unknown tool").
 	refuse func(name string) string
@@ -191,6 +195,9 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 			}
 			l.content.WriteString(res.Content)
 		}
+		if l.noToolCalls && len(res.ToolCalls) > 0 {
+			l.dropToolCalls(ctx, res)
+		}
 		if len(res.ToolCalls) == 0 {
 			if l.saveAssistant != nil {
 				if err := l.saveAssistant(msgID, res, false); err != nil {
@@ -242,9 +249,27 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 	return outMaxSteps, nil, nil
 }
 
+// dropToolCalls removes the tool calls of res, which the model made
+// despite tool choice "none": none of them is run or passed to the client,
+// the step's text stays, and the step ends the run as a final answer.
+func (l *loop) dropToolCalls(ctx context.Context, res *llm.Result) {
+	names := make([]string, len(res.ToolCalls))
+	for i, c := range res.ToolCalls {
+		names[i] = c.Function.Name
+	}
+	l.rt.log.WarnContext(ctx, "model called tools despite tool_choice none; calls dropped",
+		"calls", len(res.ToolCalls), "tools", strings.Join(names, ","), "finish_reason", res.FinishReason)
+	res.ToolCalls = nil
+	if res.FinishReason != string(openai.FinishReasonLength) {
+		res.FinishReason = string(openai.FinishReasonStop)
+	}
+}
+
 // onDelta turns one streamed increment into events.
 func (l *loop) onDelta(msgID string, d llm.Delta) {
 	switch {
+	case d.ToolCall != nil && l.noToolCalls:
+		// Dropped at the end of the step (dropToolCalls).
 	case d.ToolCall != nil:
 		tc := d.ToolCall
 		ev := ToolCallEvent{ID: tc.ID, Name: tc.Name, Index: tc.Index, Client: l.isClientTool(tc.Name)}
@@ -277,7 +302,10 @@ func normalizeCalls(calls []openai.ToolCall, newID func() string) {
 }
 
 // runTools runs the calls, concurrently when there are several, and returns
-// their results in call order.
+// their results in call order. A panic outside a tool's own run (an event
+// callback, a Refuse hook) is raised again on the caller's goroutine once
+// every call is over, where the run and its handler recover it: on a
+// goroutine of its own it would kill the process.
 func (l *loop) runTools(ctx context.Context, calls []openai.ToolCall) []toolResult {
 	results := make([]toolResult, len(calls))
 	if len(calls) == 1 {
@@ -285,10 +313,24 @@ func (l *loop) runTools(ctx context.Context, calls []openai.ToolCall) []toolResu
 		return results
 	}
 	var wg sync.WaitGroup
+	panics := make([]any, len(calls))
 	for i, c := range calls {
-		wg.Go(func() { results[i] = l.runTool(ctx, c) })
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					l.rt.log.ErrorContext(ctx, "tool call panicked", "tool", c.Function.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+					panics[i] = p
+				}
+			}()
+			results[i] = l.runTool(ctx, c)
+		})
 	}
 	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 	return results
 }
 

@@ -61,6 +61,12 @@ type Options struct {
 	// (default 200): the last ones, from the first user message among
 	// them, so that long sessions keep fitting the model's context.
 	MaxHistory int
+	// MaxTurnsPerUser caps the turns one user runs at once, project chat
+	// turns and stateless runs together, on every instance (counted in
+	// Store, see store.TurnSlots); one more is refused with an error
+	// wrapping a *store.TurnSlotsFullError. Zero means
+	// DefaultMaxTurnsPerUser; a negative value, no cap.
+	MaxTurnsPerUser int
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
 	// NewID returns a new unique id for messages and lease owners (default
@@ -98,6 +104,9 @@ func NewRuntime(o Options) *Runtime {
 	}
 	if o.MaxHistory <= 0 {
 		o.MaxHistory = DefaultMaxHistory
+	}
+	if o.MaxTurnsPerUser == 0 {
+		o.MaxTurnsPerUser = DefaultMaxTurnsPerUser
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -691,8 +691,10 @@ func TestRepairDanglingToolCalls(t *testing.T) {
 		msgs[3].Metadata["repaired"] != true || msgs[4].Content != "hello?" {
 		t.Fatalf("stored = %+v", msgs)
 	}
-	if s := h.session(k); s.MessageCount != 3 {
-		t.Fatalf("message_count = %d, want repair + user + assistant", s.MessageCount)
+	// The crashed turn's messages, never counted by it, are counted by the
+	// turn that took the lease next.
+	if s := h.session(k); s.MessageCount != 6 {
+		t.Fatalf("message_count = %d, want the 3 of the crashed turn + repair + user + assistant", s.MessageCount)
 	}
 
 	// Repaired once: the next turn adds nothing more.
@@ -700,6 +702,9 @@ func TestRepairDanglingToolCalls(t *testing.T) {
 	checkEnd(t, h.turn(k, "next"), false)
 	if n := len(h.messages(k)); n != 8 {
 		t.Fatalf("stored %d messages after the next turn, want 8", n)
+	}
+	if s := h.session(k); s.MessageCount != 8 {
+		t.Fatalf("message_count = %d after the next turn, want 8", s.MessageCount)
 	}
 }
 

@@ -74,7 +74,9 @@ type StatelessResult struct {
 // kept), agent tools run server-side (with their events), and a call of a
 // client tool ends the run with FinishReason "tool_calls".
 //
-// A failure before any event was emitted (no LLM configured, the provider
+// The run holds one of the user's turn slots (MaxTurnsPerUser) until it
+// ends. A failure before any event was emitted (no LLM configured, the
+// user's turn slots all taken: a *store.TurnSlotsFullError, the provider
 // refusing the first call, ...) is returned as an error and nothing is
 // emitted, so that the caller can answer with a status. Otherwise emit
 // receives the events in order, from one goroutine at a time, ending with
@@ -101,6 +103,12 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
 		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 	}
+	// No session lease here: the run holds one of the user's turn slots.
+	slot, err := r.takeTurnSlot(ctx, req.UserID, r.o.NewID())
+	if err != nil {
+		return nil, err
+	}
+	defer slot.release(ctx)
 	su, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID, Mode: a.resolveMode(req.Mode, nil, conf.CopilotMode)})
 	if err != nil {
 		return nil, err
@@ -128,6 +136,8 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		l.client = &firstCallChoice{Client: client, choice: choice.value()}
 	} else {
 		l.req.ToolChoice = choice.value()
+		// A provider may call a tool despite "none": the loop drops it.
+		l.noToolCalls = choice.mode == "none"
 	}
 	l.req.Messages = statelessMessages(su.system, req.Messages)
 	l.req.Temperature = req.Temperature
@@ -179,6 +189,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		result.Error, result.Err = humanError(runErr), runErr
 		em.emit(Event{Type: EventError, Error: result.Error})
 	}
+	slot.release(ctx) // before the end the client sees
 	em.emit(Event{Type: EventDone})
 	return result, nil
 }

@@ -255,8 +255,9 @@ func TestStatelessToolChoice(t *testing.T) {
 			[]string{`{"type":"function","function":{"name":"add"}}`, ``}, "stop"},
 		{"named client tool ends the run", named("get_weather"), []llmtest.Reply{weatherCall},
 			[]string{`{"type":"function","function":{"name":"get_weather"}}`}, "tool_calls"},
-		// The scripted server calls a tool despite none: every call still says none.
-		{"none: every call", "none", []llmtest.Reply{addCall, answer}, []string{`"none"`, `"none"`}, "stop"},
+		// The scripted server calls a tool despite none: the call is dropped
+		// and ends the run (see TestStatelessToolChoiceNoneRunsNoTool).
+		{"none: sent, a call made anyway is dropped", "none", []llmtest.Reply{addCall}, []string{`"none"`}, "stop"},
 		{"auto: every call", "auto", []llmtest.Reply{addCall, answer}, []string{`"auto"`, `"auto"`}, "stop"},
 		{"unset: never sent", nil, []llmtest.Reply{addCall, answer}, []string{``, ``}, "stop"},
 		{"empty string: never sent", "", []llmtest.Reply{answer}, []string{``}, "stop"},

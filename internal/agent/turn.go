@@ -48,8 +48,8 @@ type TurnRequest struct {
 	Mode string
 }
 
-// Turn is a started turn: the session exists and its lease is held by this
-// turn until Run (or Release) returns.
+// Turn is a started turn: the session exists and its lease (and one of the
+// user's turn slots) is held by this turn until Run (or Release) returns.
 type Turn struct {
 	r     *Runtime
 	req   TurnRequest
@@ -63,6 +63,8 @@ type Turn struct {
 	// mode is the turn's resolved agent mode (empty without modes).
 	mode    string
 	started atomic.Bool
+	// slot is the user's turn slot held by the turn (nil: no cap).
+	slot *turnSlot
 }
 
 // Session returns the session as it was when the turn started.
@@ -74,11 +76,13 @@ func (t *Turn) Mode() string { return t.mode }
 
 // StartTurn does everything that can fail with a clean status before any
 // streaming: it resolves the agent and the user's LLM (llm.ErrNotConfigured),
-// creates the session when it is new or loads it (store.ErrNotFound when it
-// belongs to someone else), and takes the session's lease
-// (store.ErrLeaseHeld when a turn is already running). For an existing
-// session this costs one concurrent round trip (the session read and the
-// lease acquisition run in parallel); a new session one write
+// takes one of the user's turn slots (a *store.TurnSlotsFullError when the
+// user already runs MaxTurnsPerUser turns), creates the session when it is
+// new or loads it (store.ErrNotFound when it belongs to someone else), and
+// takes the session's lease (a *store.LeaseHeldError when a turn is
+// already running). Besides the slot (usually one write), an existing
+// session costs one concurrent round trip (the session read and the lease
+// acquisition run in parallel); a new session one write
 // (store.CreateLeasedSession), after that round trip when the client made
 // its thread id.
 func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
@@ -101,7 +105,11 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 	}
 	t := &Turn{r: r, req: req, agent: a, llm: res, owner: r.o.NewID()}
+	if t.slot, err = r.takeTurnSlot(ctx, req.Key.UserID, t.owner); err != nil {
+		return nil, err
+	}
 	if err := t.open(ctx); err != nil {
+		t.slot.release(ctx)
 		return nil, err
 	}
 	t.mode = a.resolveMode(req.Mode, t.session, res.CopilotMode)
@@ -257,6 +265,7 @@ func (t *Turn) Release(ctx context.Context) error {
 	if t.started.Swap(true) {
 		return nil
 	}
+	defer t.slot.release(ctx)
 	return t.r.o.Store.ReleaseLease(context.WithoutCancel(ctx), t.req.Key, t.owner)
 }
 
@@ -315,6 +324,8 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 		em.emit(Event{Type: EventDone})
 		return
 	}
+	// finish releases the slot; this is for a panic that skips it.
+	defer t.slot.release(ctx)
 	o := t.r.o
 	tctx, cancelTimeout := context.WithTimeoutCause(ctx, o.TurnTimeout, errTurnTimeout)
 	defer cancelTimeout()
@@ -626,6 +637,8 @@ func (tr *turnRun) finish(errMsg string) {
 	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
 		log.ErrorContext(ctx, "release session lease", "session", t.req.Key.ThreadID, "err", err)
 	}
+	// Before the done event: a client that saw it may start another turn.
+	t.slot.release(ctx)
 }
 
 // watch polls the abort flag (and reads it at once when the store notifies

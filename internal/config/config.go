@@ -42,8 +42,17 @@ const (
 	DefaultToolTimeout = 60 * time.Second
 	// DefaultTurnTimeout bounds one whole turn.
 	DefaultTurnTimeout = 600 * time.Second
-	// DefaultLLMTimeout bounds one LLM call.
+	// DefaultTurnLease is how long a turn's session lease lasts without
+	// renewal: the time after which the session of a crashed turn is free
+	// again (a live turn renews its lease every third of it).
+	DefaultTurnLease = 60 * time.Second
+	// DefaultLLMTimeout bounds a streamed LLM call until its first token
+	// and a non-streamed one as a whole.
 	DefaultLLMTimeout = 120 * time.Second
+	// DefaultLLMIdleTimeout bounds the silence between two chunks of a
+	// streamed LLM call once it has started (LLM_TIMEOUT_SECONDS when that
+	// is shorter).
+	DefaultLLMIdleTimeout = 60 * time.Second
 
 	// MinJWTSecretLen is the shortest JWT_SECRET accepted (HS256 wants a
 	// key at least as long as its 32-byte output).
@@ -56,6 +65,10 @@ const (
 	MaxSeconds = 86400
 	// MaxMaxSteps bounds MAX_STEPS.
 	MaxMaxSteps = 10000
+	// DefaultMaxTurnsPerUser is how many turns one user may run at once.
+	DefaultMaxTurnsPerUser = 8
+	// MaxMaxTurnsPerUser bounds MAX_TURNS_PER_USER.
+	MaxMaxTurnsPerUser = 1000
 )
 
 // Config is the validated configuration of one agentchat process.
@@ -118,12 +131,24 @@ type Config struct {
 	LogLevel slog.Level
 	// MaxSteps bounds the LLM calls of one turn (MAX_STEPS).
 	MaxSteps int
+	// MaxTurnsPerUser caps the turns (project chat and /v1 together) one
+	// user runs at once on all instances (MAX_TURNS_PER_USER); one more
+	// is answered 429.
+	MaxTurnsPerUser int
 	// ToolTimeout bounds one tool run (TOOL_TIMEOUT_SECONDS).
 	ToolTimeout time.Duration
 	// TurnTimeout bounds one turn (TURN_TIMEOUT_SECONDS).
 	TurnTimeout time.Duration
-	// LLMTimeout bounds one LLM call (LLM_TIMEOUT_SECONDS).
+	// TurnLease is the lifetime of a turn's session lease, renewed while
+	// the turn runs (TURN_LEASE_SECONDS): a session whose turn crashed is
+	// free again after it (or AbortGrace after an abort).
+	TurnLease time.Duration
+	// LLMTimeout bounds a streamed LLM call until its first token and a
+	// non-streamed one as a whole (LLM_TIMEOUT_SECONDS).
 	LLMTimeout time.Duration
+	// LLMIdleTimeout bounds the silence between two chunks of a streamed
+	// LLM call once its first token arrived (LLM_IDLE_TIMEOUT_SECONDS).
+	LLMIdleTimeout time.Duration
 }
 
 // Defaults are the values that differ between the local server and AWS
@@ -355,7 +380,9 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	c.Heartbeat = l.seconds("HEARTBEAT_SECONDS", DefaultHeartbeat)
 	c.ToolTimeout = l.seconds("TOOL_TIMEOUT_SECONDS", DefaultToolTimeout)
 	c.TurnTimeout = l.seconds("TURN_TIMEOUT_SECONDS", DefaultTurnTimeout)
+	c.TurnLease = l.seconds("TURN_LEASE_SECONDS", DefaultTurnLease)
 	c.LLMTimeout = l.seconds("LLM_TIMEOUT_SECONDS", DefaultLLMTimeout)
+	c.LLMIdleTimeout = l.seconds("LLM_IDLE_TIMEOUT_SECONDS", min(DefaultLLMIdleTimeout, c.LLMTimeout))
 
 	c.MaxSteps = DefaultMaxSteps
 	if v := l.str("MAX_STEPS"); v != "" {
@@ -367,6 +394,19 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 			l.fail("MAX_STEPS", "must be between 1 and %d, got %d", MaxMaxSteps, n)
 		default:
 			c.MaxSteps = n
+		}
+	}
+
+	c.MaxTurnsPerUser = DefaultMaxTurnsPerUser
+	if v := l.str("MAX_TURNS_PER_USER"); v != "" {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			l.fail("MAX_TURNS_PER_USER", "%s is not a whole number (the turns one user may run at once)", quote(v))
+		case n < 1 || n > MaxMaxTurnsPerUser:
+			l.fail("MAX_TURNS_PER_USER", "must be between 1 and %d (the turns one user may run at once), got %d", MaxMaxTurnsPerUser, n)
+		default:
+			c.MaxTurnsPerUser = n
 		}
 	}
 
@@ -526,9 +566,12 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("heartbeat", c.Heartbeat),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Int("max_steps", c.MaxSteps),
+		slog.Int("max_turns_per_user", c.MaxTurnsPerUser),
 		slog.Duration("tool_timeout", c.ToolTimeout),
 		slog.Duration("turn_timeout", c.TurnTimeout),
+		slog.Duration("turn_lease", c.TurnLease),
 		slog.Duration("llm_timeout", c.LLMTimeout),
+		slog.Duration("llm_idle_timeout", c.LLMIdleTimeout),
 	)
 }
 

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrorStyle selects the shape of error bodies of a route.
@@ -93,6 +95,9 @@ func Error(w http.ResponseWriter, r *http.Request, status int, message string) {
 type StatusError struct {
 	Status  int
 	Message string
+	// RetryAfter, when positive, is sent as the Retry-After header: whole
+	// seconds, rounded up.
+	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
@@ -107,11 +112,20 @@ func Errorf(status int, format string, args ...any) *StatusError {
 func Fail(w http.ResponseWriter, r *http.Request, err error) {
 	var se *StatusError
 	if errors.As(err, &se) {
+		if se.RetryAfter > 0 {
+			w.Header().Set("Retry-After", RetryAfterSeconds(se.RetryAfter))
+		}
 		Error(w, r, se.Status, se.Message)
 		return
 	}
 	Logger(r.Context()).ErrorContext(r.Context(), "request failed", "err", err)
 	Error(w, r, http.StatusInternalServerError, "Internal server error")
+}
+
+// RetryAfterSeconds is d as the value of a Retry-After header: a whole
+// number of seconds, rounded up, at least 1.
+func RetryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(max(int64((d+time.Second-1)/time.Second), 1), 10)
 }
 
 // MaxBodyBytes is the largest JSON body accepted.

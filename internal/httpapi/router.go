@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -172,9 +173,10 @@ func (d Deps) base(next http.Handler) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.ErrorContext(ctx, "handler panic", "panic", fmt.Sprint(p), "method", r.Method, "path", r.URL.Path)
+				log.ErrorContext(ctx, "handler panic", "panic", fmt.Sprint(p), "method", r.Method, "path", r.URL.Path, "stack", string(debug.Stack()))
 				if !rec.wrote {
-					Error(rec, r.WithContext(ctx), http.StatusInternalServerError, "Internal server error")
+					// In the shape of the route's surface (an OpenAI error on /v1).
+					Error(rec, r.WithContext(WithStyle(ctx, styleOfPath(r.URL.Path))), http.StatusInternalServerError, "Internal server error")
 				}
 			}
 			log.InfoContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())

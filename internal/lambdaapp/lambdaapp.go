@@ -12,10 +12,14 @@
 //     served through the api-proxy's httpadapter (buffered responses).
 //   - Stream functions sit behind a function URL with InvokeMode
 //     RESPONSE_STREAM and are served through lambdaurl; their handler is
-//     wrapped so that a panic ends the SSE stream with an error and a done
-//     event instead of killing the process, a failed write (the client went
-//     away) cancels the request, and the request ends before the Lambda
-//     deadline so that a turn can persist its statistics.
+//     wrapped so that a panic that escapes the router does not kill the
+//     process (lambdaurl runs the handler on a goroutine of its own), a
+//     failed write (the client went away) cancels the request, and the
+//     request ends before the Lambda deadline so that a turn can persist
+//     its statistics. Ending a stream cut by a panic (an error event, then
+//     done) is each streaming handler's own job: see the tests of
+//     internal/localserver and internal/deploy that panic every streaming
+//     route at every event.
 //
 // Bare functions (Func.Bare) serve public routes from what is built into
 // the binary: they read no secret and open no store.
@@ -183,9 +187,6 @@ func (f Func) bareHandler(ctx context.Context, getenv func(string) string, logOu
 // middleware mounts routes on router with the middleware of f.Kind.
 func (f Func) middleware(router func(...httpapi.Route) http.Handler, routes []httpapi.Route, log *slog.Logger) http.Handler {
 	if f.Kind == Stream {
-		for i := range routes {
-			routes[i].Handler = recoverStream(routes[i].Handler, routes[i].Style)
-		}
 		return streamMiddleware(router(routes...), log)
 	}
 	return apiMiddleware(router(routes...), log)

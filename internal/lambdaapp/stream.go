@@ -1,9 +1,7 @@
 package lambdaapp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,10 +21,6 @@ import (
 // before the runtime freezes or kills the process. When the invocation has
 // less than twice RunGrace left, half of what is left is kept instead.
 const RunGrace = 10 * time.Second
-
-// StreamErrorMessage is the error sent in place of the rest of a stream
-// that a panic cut short.
-const StreamErrorMessage = "An internal error stopped the response."
 
 // FunctionURL returns the Lambda handler of a streaming function:
 // lambdaurl.Wrap of h (h already carries the middleware Func.Handler adds).
@@ -93,62 +87,10 @@ func Bound(ctx context.Context, grace time.Duration) (context.Context, context.C
 	return context.WithDeadline(ctx, deadline.Add(-grace))
 }
 
-// recoverStream recovers a panic of a streaming route. Before anything was
-// written it answers a 500 error body in the route's style; once an SSE
-// stream has started it ends the stream properly: a project `error` event
-// and a `done` event, or for the OpenAI-style routes an OpenAI error chunk
-// and `data: [DONE]` (unless the stream had already ended). A panic with
-// http.ErrAbortHandler cuts the response short as the handler asked.
-func recoverStream(next http.HandlerFunc, style httpapi.ErrorStyle) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		tw := &tracker{ResponseWriter: w}
-		defer func() {
-			p := recover()
-			if p == nil {
-				return
-			}
-			if p == http.ErrAbortHandler {
-				return // the handler chose to cut the response short
-			}
-			httpapi.Logger(r.Context()).ErrorContext(r.Context(), "stream route panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			switch {
-			case !tw.started():
-				httpapi.Error(w, r, http.StatusInternalServerError, "Internal server error")
-			case tw.isSSE() && !tw.ended():
-				_, _ = w.Write(terminalEvents(style, w.Header().Get("X-Session-Id")))
-				_ = http.NewResponseController(w).Flush()
-			}
-		}()
-		next(tw, r)
-	}
-}
-
-// terminalEvents returns the events that end a stream cut short by a
-// panic, in the route's style.
-func terminalEvents(style httpapi.ErrorStyle, sessionID string) []byte {
-	var b bytes.Buffer
-	if style == httpapi.StyleOpenAI {
-		code := "internal_server_error"
-		e, _ := json.Marshal(map[string]httpapi.OpenAIError{"error": {Message: StreamErrorMessage, Type: "server_error", Code: &code}})
-		fmt.Fprintf(&b, "data: %s\n\ndata: [DONE]\n\n", e)
-		return b.Bytes()
-	}
-	type event struct {
-		Type      string `json:"type"`
-		Error     string `json:"error,omitempty"`
-		SessionID string `json:"session_id"`
-	}
-	e, _ := json.Marshal(event{Type: "error", Error: StreamErrorMessage, SessionID: sessionID})
-	d, _ := json.Marshal(event{Type: "done", SessionID: sessionID})
-	fmt.Fprintf(&b, "data: %s\n\ndata: %s\n\n", e, d)
-	return b.Bytes()
-}
-
-// tracker remembers whether the response started and whether the last
-// event written ended the stream, calls beforeHeader (when set) once with
-// the headers before they are sent, and calls onWriteError (when set) on a
-// failed write. It is safe for concurrent use (SSE heartbeats write from
-// their own goroutine).
+// tracker remembers whether the response started, calls beforeHeader
+// (when set) once with the headers before they are sent, and calls
+// onWriteError (when set) on a failed write. It is safe for concurrent use
+// (SSE heartbeats write from their own goroutine).
 type tracker struct {
 	http.ResponseWriter
 	onWriteError func()
@@ -156,7 +98,6 @@ type tracker struct {
 	mu           sync.Mutex
 	wrote        bool
 	prepared     bool
-	lastEnd      bool
 }
 
 // prepareHeaderLocked runs beforeHeader once; t.mu is held.
@@ -188,9 +129,6 @@ func (t *tracker) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	t.prepareHeaderLocked()
 	t.wrote = true
-	if end, ok := endsStream(b); ok {
-		t.lastEnd = end
-	}
 	t.mu.Unlock()
 	n, err := t.ResponseWriter.Write(b)
 	if err != nil && t.onWriteError != nil {
@@ -219,35 +157,4 @@ func (t *tracker) started() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.wrote
-}
-
-func (t *tracker) ended() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.lastEnd
-}
-
-func (t *tracker) isSSE() bool {
-	return strings.HasPrefix(t.Header().Get("Content-Type"), "text/event-stream")
-}
-
-// endsStream reports whether the write b is the closing event of a stream
-// (`data: [DONE]` or a project `done` event); ok is false for writes that
-// carry no event (comments).
-func endsStream(b []byte) (end, ok bool) {
-	i := bytes.LastIndex(b, []byte("data: "))
-	if i < 0 {
-		return false, false
-	}
-	last := bytes.TrimSpace(b[i+len("data: "):])
-	if bytes.Equal(last, []byte("[DONE]")) {
-		return true, true
-	}
-	if !bytes.Contains(last, []byte(`"done"`)) {
-		return false, true
-	}
-	var ev struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(last, &ev) == nil && ev.Type == "done", true
 }

@@ -22,6 +22,7 @@ import (
 const (
 	DefaultBaseURL      = "https://api.openai.com/v1"
 	DefaultCallTimeout  = 120 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
 	DefaultMaxRetries   = 2
 	DefaultRetryBackoff = 500 * time.Millisecond
 )
@@ -55,7 +56,8 @@ type client struct {
 	oc      *openai.Client
 	apiKey  string
 	model   string
-	timeout time.Duration
+	timeout time.Duration // CallTimeout
+	idle    time.Duration // IdleTimeout
 	retries int
 	backoff time.Duration
 	log     *slog.Logger
@@ -89,12 +91,16 @@ func NewClient(cfg Config, opts ...Option) (Client, error) {
 		apiKey:  cfg.APIKey,
 		model:   cfg.Model,
 		timeout: cfg.CallTimeout,
+		idle:    cfg.IdleTimeout,
 		retries: cfg.MaxRetries,
 		backoff: cfg.RetryBackoff,
 		log:     o.logger,
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultCallTimeout
+	}
+	if c.idle <= 0 {
+		c.idle = min(DefaultIdleTimeout, c.timeout)
 	}
 	switch {
 	case c.retries == 0:
@@ -134,7 +140,7 @@ func (c *client) Stream(ctx context.Context, req Request, onDelta func(Delta) er
 		onDelta = func(Delta) error { return nil }
 	}
 	acc := &accumulator{}
-	return c.run(ctx, acc, func(actx context.Context, st *attemptState) error {
+	return c.run(ctx, boundFirst, acc, func(actx context.Context, st *attemptState) error {
 		return c.streamOnce(actx, st, oreq, acc, onDelta)
 	})
 }
@@ -147,7 +153,7 @@ func (c *client) Complete(ctx context.Context, req Request) (*Result, error) {
 	}
 	acc := &accumulator{}
 	var res *Result
-	r, err := c.run(ctx, acc, func(actx context.Context, st *attemptState) error {
+	r, err := c.run(ctx, boundCall, acc, func(actx context.Context, st *attemptState) error {
 		resp, err := c.oc.CreateChatCompletion(actx, oreq)
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) && st.body != nil && st.body.eof {
@@ -207,15 +213,19 @@ type callbackError struct{ err error }
 
 func (e *callbackError) Error() string { return e.err.Error() }
 
-// run executes attempts under the call deadline, retrying retryable
-// failures as long as nothing was delivered.
-func (c *client) run(ctx context.Context, acc *accumulator, attempt func(context.Context, *attemptState) error) (*Result, error) {
-	callCtx, cancel := context.WithTimeoutCause(ctx, c.timeout, errCallTimeout)
-	defer cancel()
+// run executes attempts under the call's bounds (see watch; first is
+// boundFirst for a stream, boundCall otherwise), retrying retryable
+// failures as long as nothing was delivered. Retries only happen before
+// the first token, so they all fit in the first bound.
+func (c *client) run(ctx context.Context, first bound, acc *accumulator, attempt func(context.Context, *attemptState) error) (*Result, error) {
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	start := time.Now()
+	w := startWatch(cancel, first, c.timeout, c.idle)
+	defer w.stop()
 	for n := 1; ; n++ {
 		acc.reset()
-		st := &attemptState{}
+		st := &attemptState{watch: w}
 		err := attempt(context.WithValue(callCtx, attemptKey{}, st), st)
 		if err == nil {
 			res := acc.result()
@@ -233,7 +243,7 @@ func (c *client) run(ctx context.Context, acc *accumulator, attempt func(context
 		if le.RetryAfter == 0 {
 			le.RetryAfter = st.retryAfter
 		}
-		wait, ok := c.retryDelay(callCtx, le, n, acc.delivered)
+		wait, ok := c.retryDelay(callCtx, start.Add(c.timeout), le, n, acc.delivered)
 		if !ok {
 			return acc.result(), le
 		}
@@ -251,8 +261,10 @@ func (c *client) run(ctx context.Context, acc *accumulator, attempt func(context
 	}
 }
 
-// retryDelay decides whether attempt n is retried and after how long.
-func (c *client) retryDelay(ctx context.Context, le *Error, n int, delivered bool) (time.Duration, bool) {
+// retryDelay decides whether attempt n is retried and after how long; a
+// retry must start before limit (the end of the first bound) and the
+// deadline of ctx.
+func (c *client) retryDelay(ctx context.Context, limit time.Time, le *Error, n int, delivered bool) (time.Duration, bool) {
 	if delivered || !le.Retryable() || n > c.retries {
 		return 0, false
 	}
@@ -264,7 +276,10 @@ func (c *client) retryDelay(ctx context.Context, le *Error, n int, delivered boo
 		}
 		wait = max(wait, le.RetryAfter)
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+	if dl, ok := ctx.Deadline(); ok && dl.Before(limit) {
+		limit = dl
+	}
+	if time.Until(limit) <= wait {
 		return 0, false
 	}
 	return wait, true
@@ -279,6 +294,7 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, oreq openai.C
 	}
 	defer stream.Close()
 	emit := func(d Delta) error {
+		st.watch.token()
 		if err := onDelta(d); err != nil {
 			return &callbackError{err: err}
 		}
@@ -286,7 +302,9 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, oreq openai.C
 	}
 	var chunk streamChunk
 	for {
+		st.watch.waiting()
 		raw, err := stream.RecvRaw()
+		st.watch.arrived()
 		if errors.Is(err, io.EOF) {
 			done := st.body == nil || st.body.endedWithDone()
 			if st.body != nil {
@@ -445,6 +463,7 @@ type attemptKey struct{}
 type attemptState struct {
 	retryAfter time.Duration
 	body       *trackedBody
+	watch      *watch // the call's bounds
 }
 
 // doer is go-openai's HTTP client: it records Retry-After and watches the

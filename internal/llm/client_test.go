@@ -429,7 +429,7 @@ func TestCallTimeout(t *testing.T) {
 	if le.Kind != llm.KindTimeout || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %+v", le)
 	}
-	if got := llm.UserMessage(err); got != "The LLM provider did not answer in time." {
+	if got := llm.UserMessage(err); got != "The LLM provider did not answer in time: no first token within 150ms (LLM_TIMEOUT_SECONDS)." {
 		t.Fatalf("user message %q", got)
 	}
 	waitDisconnect(t, srv)

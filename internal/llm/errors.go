@@ -148,9 +148,6 @@ func UserMessage(err error) string {
 // errStreamTruncated: the stream ended without [DONE] nor a finish reason.
 var errStreamTruncated = errors.New("stream ended before [DONE]")
 
-// errCallTimeout is the cancel cause of a call whose CallTimeout expired.
-var errCallTimeout = errors.New("llm call timeout")
-
 // maxDetail bounds the provider message kept in an Error.
 const maxDetail = 300
 
@@ -201,9 +198,15 @@ func classify(parent, call context.Context, err error, apiKey string) *Error {
 	if errors.As(err, &le) {
 		return le
 	}
-	// A context that ended explains whatever the transport reported.
+	// A context that ended explains whatever the transport reported: one
+	// of the call's bounds (a *boundError cause), the caller's deadline,
+	// or a cancellation.
 	if call.Err() != nil {
-		if context.Cause(call) == errCallTimeout || errors.Is(parent.Err(), context.DeadlineExceeded) {
+		var be *boundError
+		switch {
+		case errors.As(context.Cause(call), &be):
+			return be.llmError()
+		case errors.Is(parent.Err(), context.DeadlineExceeded):
 			return &Error{Kind: KindTimeout, cause: context.DeadlineExceeded}
 		}
 		return &Error{Kind: KindCancelled, cause: context.Canceled}

@@ -236,7 +236,7 @@ func TestClassify(t *testing.T) {
 	bg := context.Background()
 	cancelled, cancel := context.WithCancel(bg)
 	cancel()
-	timedOut, cancel2 := context.WithTimeoutCause(bg, 0, errCallTimeout)
+	timedOut, cancel2 := context.WithTimeoutCause(bg, 0, &boundError{bound: boundCall, d: time.Second})
 	defer cancel2()
 	tests := []struct {
 		name         string

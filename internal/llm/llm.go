@@ -20,8 +20,15 @@ type Config struct {
 	APIKey  string
 	BaseURL string // empty: https://api.openai.com/v1
 	Model   string
-	// CallTimeout bounds one LLM call (connect to last chunk); 0 = 120s.
+	// CallTimeout bounds a streamed call until its first token (connecting
+	// and retries included) and a non-streamed call as a whole; 0 = 120s.
+	// Once a stream has started, only IdleTimeout and the caller's context
+	// (the turn deadline) bound it.
 	CallTimeout time.Duration
+	// IdleTimeout bounds the silence between two chunks of a streamed call
+	// once its first token arrived (time spent in the caller's onDelta does
+	// not count); 0 = 60s, or CallTimeout when that is shorter.
+	IdleTimeout time.Duration
 	// MaxRetries is the number of retries before the first token on 429,
 	// 5xx and connection errors; 0 = 2, negative = none.
 	MaxRetries int

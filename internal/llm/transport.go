@@ -24,8 +24,10 @@ const (
 // MaxIdleConnsPerHost) and no timeout of its own. Neither the client nor
 // the transport bounds the response: a streamed answer lasts as long as
 // the model writes and a non-streamed one sends its headers only once the
-// whole answer is ready, so the call deadline (Config.CallTimeout) is the
-// only bound; only connecting and the TLS handshake have their own.
+// whole answer is ready, so the call's own bounds (Config.CallTimeout
+// until the first token, Config.IdleTimeout between chunks after it) and
+// the caller's context are the only ones; only connecting and the TLS
+// handshake have their own.
 // HTTPS servers get HTTP/2 as with the default transport; plain http:// is
 // HTTP/1.1.
 func NewHTTPClient() *http.Client {

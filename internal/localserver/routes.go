@@ -31,6 +31,12 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build agents: %w", err)
 	}
+	return base.Router(serverRoutes(base, ag, users, groups)...), func() {}, nil
+}
+
+// serverRoutes returns every route the local server mounts, the chat and
+// the gateway running the agents of ag (a test gives its own).
+func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver, groups llmconfigs.GroupSource) []httpapi.Route {
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
 	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
@@ -53,5 +59,5 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 	routes = append(routes, webui.Routes()...) // the web console: GET / and /assets/
 	// The console's project list (GET /v3/copilot/projects), local server only.
 	routes = append(routes, webui.ProjectsRoute(base.GNS3))
-	return base.Router(routes...), func() {}, nil
+	return routes
 }

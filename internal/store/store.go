@@ -1,9 +1,9 @@
 // Package store defines the persistence contract of agentchat: chat sessions
 // owned by a (project, user), their append-only messages, the per-session
-// turn lease and abort flag, the per-device console locks, API keys, and the
-// LLM model configurations of users and groups. Implementations live in
-// subpackages (sqlite, dynamo) and must all pass the conformance suite in
-// store/storetest.
+// turn lease and abort flag, the per-device console locks, the per-user turn
+// slots, API keys, and the LLM model configurations of users and groups.
+// Implementations live in subpackages (sqlite, dynamo) and must all pass the
+// conformance suite in store/storetest.
 package store
 
 import (
@@ -187,7 +187,8 @@ type Sessions interface {
 	// SetPinned pins or unpins the session and returns it.
 	SetPinned(ctx context.Context, k Key, pinned bool) (*Session, error)
 	// AddTurnStats increments the session's counters atomically and bumps
-	// UpdatedAt (and LastMessageAt when set in the delta).
+	// UpdatedAt (and LastMessageAt when set in the delta). AcquireLease
+	// reconciles MessageCount with the committed messages (see Leases).
 	AddTurnStats(ctx context.Context, k Key, d TurnStats) error
 	// DeleteSession removes the session, its messages, lease and abort flag.
 	DeleteSession(ctx context.Context, k Key) error
@@ -227,8 +228,16 @@ type Leases interface {
 	// the lease is free, expired or already owner's, or when an abort was
 	// requested more than AbortGrace ago (the holder is then considered
 	// dead and loses the lease: its RenewLease returns ErrLeaseLost).
-	// ErrLeaseHeld otherwise, when another owner holds an unexpired lease;
-	// ErrNotFound when the session does not exist.
+	// ErrLeaseHeld otherwise, when another owner holds an unexpired lease
+	// (a *LeaseHeldError, which tells until when); ErrNotFound when the
+	// session does not exist.
+	//
+	// Taking the lease also sets the session's MessageCount to the number
+	// of its committed messages, in the same write: the messages of a
+	// turn cut before its AddTurnStats (its process killed) are counted
+	// by the next holder. The cut turn's other counters stay unwritten (a
+	// cut turn is counted at most once); a turn writes its statistics
+	// before it releases its lease, so after a whole turn nothing changes.
 	AcquireLease(ctx context.Context, k Key, owner string, ttl time.Duration) error
 	// RenewLease extends the owner's lease; ErrLeaseLost when it is gone.
 	RenewLease(ctx context.Context, k Key, owner string, ttl time.Duration) error
@@ -301,6 +310,7 @@ type Store interface {
 	Messages
 	Leases
 	DeviceLocks
+	TurnSlots
 	APIKeys
 	LLMConfigs
 	// Close releases the store's resources.

@@ -41,8 +41,12 @@ type Options struct {
 	// HTTPClient carries every configuration's requests, so that they
 	// share one connection pool (nil: a client with its own transport).
 	HTTPClient *http.Client
-	// CallTimeout bounds one LLM call (llm.Config.CallTimeout).
+	// CallTimeout bounds a streamed LLM call until its first token and a
+	// non-streamed one as a whole (llm.Config.CallTimeout).
 	CallTimeout time.Duration
+	// IdleTimeout bounds the silence between two chunks of a started
+	// stream (llm.Config.IdleTimeout).
+	IdleTimeout time.Duration
 	// Logger receives the clients' logs (nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -141,7 +145,8 @@ func (r *Resolver) client(cfg *store.LLMConfig, baseURL, model string) (llm.Clie
 			return nil, &llm.ConfigError{Message: fmt.Sprintf("The API key of configuration '%s' cannot be decrypted; enter it again.", cfg.Name)}
 		}
 	}
-	c, err := llm.NewClient(llm.Config{APIKey: key, BaseURL: baseURL, Model: model, CallTimeout: r.o.CallTimeout},
+	c, err := llm.NewClient(llm.Config{APIKey: key, BaseURL: baseURL, Model: model,
+		CallTimeout: r.o.CallTimeout, IdleTimeout: r.o.IdleTimeout},
 		llm.WithLogger(r.o.Logger), llm.WithHTTPClient(r.o.HTTPClient))
 	if err != nil {
 		return nil, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' cannot be used: %v", cfg.Name, err)}

@@ -166,9 +166,15 @@ func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
 	h.sse(w, r, turn, sessionID)
 }
 
-// startError maps a StartTurn failure to its status.
+// startError maps a StartTurn failure to its status. A busy session (409)
+// and a user at the cap of turns at once (429) say with Retry-After when
+// to try again.
 func startError(sessionID string, err error) error {
-	var ce *llm.ConfigError
+	var (
+		ce   *llm.ConfigError
+		held *store.LeaseHeldError
+		full *store.TurnSlotsFullError
+	)
 	switch {
 	case errors.As(err, &ce):
 		return httpapi.Errorf(http.StatusBadRequest, "%s", ce.Message)
@@ -176,8 +182,15 @@ func startError(sessionID string, err error) error {
 		return httpapi.Errorf(http.StatusBadRequest, MsgLLMNotConfigured)
 	case errors.Is(err, store.ErrNotFound):
 		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", sessionID)
+	case errors.As(err, &full):
+		return &httpapi.StatusError{Status: http.StatusTooManyRequests, Message: agent.TooManyTurnsMessage(full.Slots), RetryAfter: full.RetryAfter(time.Now())}
 	case errors.Is(err, store.ErrLeaseHeld):
-		return httpapi.Errorf(http.StatusConflict, "A response is already being generated in this session. Wait for it to finish or abort it.")
+		se := httpapi.Errorf(http.StatusConflict, "A response is already being generated in this session. Wait for it to finish or abort it.")
+		se.RetryAfter = time.Second
+		if errors.As(err, &held) {
+			se.RetryAfter = held.RetryAfter(time.Now())
+		}
+		return se
 	case errors.Is(err, agent.ErrInvalidRequest):
 		return httpapi.Errorf(http.StatusUnprocessableEntity, "%s", strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": "))
 	default:
@@ -264,12 +277,14 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 			return
 		}
 		if ev.Type == agent.EventDone {
-			done = true
 			s.End() // no heartbeat after done
 		}
 		// A failed write means the client left; the turn notices through
 		// the request context and finishes persisting.
 		_ = s.JSON(out)
+		// Done only once it is out: a panic while writing it still ends
+		// the stream in the recovery above.
+		done = done || ev.Type == agent.EventDone
 	})
 }
 

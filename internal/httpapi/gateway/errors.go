@@ -14,6 +14,7 @@ import (
 	"agentchat/internal/contextwin"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/llm"
+	"agentchat/internal/store"
 )
 
 var (
@@ -131,10 +132,14 @@ func knownError(err error) *apiError {
 		if st == http.StatusUnprocessableEntity {
 			st = http.StatusBadRequest
 		}
-		return &apiError{Status: st, Message: se.Message}
+		return &apiError{Status: st, Message: se.Message, RetryAfter: se.RetryAfter}
 	}
 	return nil
 }
+
+// codeTooManyTurns is the code of the 429 answered to a user who already
+// runs agent.Options.MaxTurnsPerUser turns at once.
+const codeTooManyTurns = "too_many_concurrent_requests"
 
 // runFailure is the one mapping of a failed run to its OpenAI error: the
 // same failure gets the same status, type, code and param wherever it is
@@ -169,7 +174,13 @@ func runError(err error) *apiError {
 	var tce *agent.ToolChoiceError
 	var ce *llm.ConfigError
 	var tle *contextwin.TooLargeError
+	var full *store.TurnSlotsFullError
 	switch {
+	case errors.As(err, &full):
+		// Nothing ran: the SDKs' own retry of a 429 (after Retry-After)
+		// is welcome.
+		return &apiError{Status: http.StatusTooManyRequests, Message: agent.TooManyTurnsMessage(full.Slots), Code: codeTooManyTurns,
+			RetryAfter: full.RetryAfter(time.Now())}
 	case errors.As(err, &tle):
 		return &apiError{Status: http.StatusBadRequest, Message: tle.Error(), Param: "messages", Code: "context_length_exceeded", NoRetry: true}
 	case errors.As(err, &ce):

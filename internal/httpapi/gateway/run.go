@@ -83,6 +83,8 @@ type streamer struct {
 	// writes (with s.QueueJSON) leaves with the next event.
 	opened func()
 	s      *sse.Stream
+	// ended: data: [DONE] is out, nothing may follow it.
+	ended bool
 }
 
 func (st *streamer) started() bool { return st.s != nil }
@@ -138,6 +140,7 @@ func (st *streamer) done() {
 	st.open()
 	st.s.End()
 	_ = st.s.Data([]byte("[DONE]"))
+	st.ended = true
 }
 
 // close stops the heartbeat.
@@ -153,13 +156,17 @@ func (st *streamer) close() {
 func (st *streamer) fail(e *apiError) { st.send(e.body()) }
 
 // recoverStream turns a panic of a streaming handler into an error event
-// and [DONE] when the stream started, or a 500 otherwise. A panic must not
-// kill a Lambda process nor leave a stream without its end.
+// and [DONE] when the stream started (nothing once [DONE] is out), or a
+// 500 otherwise. A panic must not kill a Lambda process nor leave a stream
+// without its end.
 func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *streamer, p any) {
 	if p == http.ErrAbortHandler {
 		panic(p)
 	}
 	g.logger(r).ErrorContext(r.Context(), "gateway handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	if st != nil && st.ended {
+		return
+	}
 	if st != nil && st.started() {
 		st.fail(internalError("An internal error stopped the response."))
 		st.done()

@@ -19,7 +19,7 @@ const (
 	aExpiresAt = "expires_at" // unix nanoseconds
 	// aTTL is the table's TimeToLiveSpecification attribute (epoch
 	// seconds): DynamoDB deletes an item some time after it. Only device
-	// locks carry it.
+	// locks and turn slots carry it.
 	aTTL = "ttl"
 )
 

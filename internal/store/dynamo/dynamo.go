@@ -15,6 +15,7 @@
 //	LLM config     PK=U#{user} or G#{group}   SK=LLMCFG#{config_id}
 //	default LLM    PK=U#{user} or G#{group}   SK=LLMCFG_DEFAULT            (config_id and incarnation of the default)
 //	device lock    PK=P#{project}#DEV#{node}  SK=LOCK                      (owner, expires_at, ttl)
+//	turn slot      PK=U#{user}                SK=TURNSLOT#{slot:04d}       (owner, expires_at, ttl)
 //
 // Key components are escaped ('%' → "%25", '#' → "%23") so that no id can
 // forge another's key; timestamps in keys are fixed-width UTC
@@ -50,7 +51,8 @@
 // DeleteItem conditioned on its owner; it carries the epoch seconds
 // attribute ttl (the table's TimeToLiveSpecification), an hour after its
 // expiry, so that DynamoDB eventually removes abandoned locks. See
-// devicelocks.go.
+// devicelocks.go. The turn slots of a user (store.TurnSlots) are items of
+// the same shape in the user's partition; see turnslots.go.
 package dynamo
 
 import (

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"agentchat/internal/store"
 )
@@ -15,17 +16,25 @@ import (
 // updateLease runs one conditional UpdateItem on the meta item; cond is
 // ANDed with the ownership check.
 func (s *Store) updateLease(ctx context.Context, k store.Key, e *expr, cond string) error {
+	return s.updateLeaseReturning(ctx, k, e, cond, "")
+}
+
+// updateLeaseReturning is updateLease asking DynamoDB to return the item
+// with a failed condition when rv is ALL_OLD (in the
+// ConditionalCheckFailedException; emulators may not).
+func (s *Store) updateLeaseReturning(ctx context.Context, k store.Key, e *expr, cond string, rv types.ReturnValuesOnConditionCheckFailure) error {
 	full := e.n(aUser) + " = " + e.v(avS(k.UserID))
 	if cond != "" {
 		full += " AND (" + cond + ")"
 	}
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
-		UpdateExpression:          aws.String(e.update()),
-		ConditionExpression:       aws.String(full),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
+		TableName:                           aws.String(s.table),
+		Key:                                 keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+		UpdateExpression:                    aws.String(e.update()),
+		ConditionExpression:                 aws.String(full),
+		ExpressionAttributeNames:            e.names,
+		ExpressionAttributeValues:           e.values,
+		ReturnValuesOnConditionCheckFailure: rv,
 	})
 	return err
 }
@@ -56,20 +65,53 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	e.set(aLeaseUntil, avN(t.Add(ttl).UnixNano()))
 	e.remove(aAbort)
 	e.remove(aAbortAt)
+	reconcileMessageCount(e) // count what a cut turn left uncounted (sessions.go)
 	lo, lu, ab, at := e.n(aLeaseOwner), e.n(aLeaseUntil), e.n(aAbort), e.n(aAbortAt)
 	cond := "attribute_not_exists(" + lo + ") OR " + lo + " = " + e.v(avS(owner)) + " OR " + lu + " < " + e.v(avN(t.UnixNano())) +
 		" OR (" + ab + " = " + e.v(avBool(true)) + " AND " + at + " <= " + e.v(avN(t.Add(-store.AbortGrace).UnixNano())) + ")"
-	err := s.updateLease(ctx, k, e, cond)
+	err := s.updateLeaseReturning(ctx, k, e, cond, types.ReturnValuesOnConditionCheckFailureAllOld)
 	if err == nil {
 		return nil
 	}
-	if !isConditionFailed(err) {
+	var cf *types.ConditionalCheckFailedException
+	if !errors.As(err, &cf) {
 		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 	}
-	if _, err := s.readMeta(ctx, k); err != nil {
-		return fmt.Errorf("acquire lease: %w", err)
+	// The item that failed the condition tells who holds the lease until
+	// when. DynamoDB returns it with the failure; without it (no such
+	// item, or an emulator that does not return it) read the meta item.
+	old := cf.Item
+	if old == nil || getS(old, aUser) != k.UserID {
+		if old, err = s.readMeta(ctx, k, aLeaseUntil, aAbort, aAbortAt); err != nil {
+			return fmt.Errorf("acquire lease: %w", err)
+		}
 	}
-	return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, store.ErrLeaseHeld)
+	held, err := leaseHeld(old)
+	if err != nil {
+		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+	}
+	return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, held)
+}
+
+// leaseHeld is the *store.LeaseHeldError of the meta item it, whose lease
+// refused an acquisition: held until lease_until, or until the abort grace
+// of a pending abort ends when that comes first.
+func leaseHeld(it item) (*store.LeaseHeldError, error) {
+	until, err := getN(it, aLeaseUntil)
+	if err != nil {
+		return nil, fmt.Errorf("read the held lease: %w", err)
+	}
+	free := until
+	if getBool(it, aAbort) {
+		at, err := getN(it, aAbortAt)
+		if err != nil {
+			return nil, fmt.Errorf("read the held lease: %w", err)
+		}
+		if at > 0 {
+			free = min(free, at+int64(store.AbortGrace))
+		}
+	}
+	return &store.LeaseHeldError{Until: time.Unix(0, free).UTC()}, nil
 }
 
 // RenewLease implements store.Leases. A lease that expired but that nobody

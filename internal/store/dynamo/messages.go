@@ -98,6 +98,27 @@ import (
 // has all its parts, and a stray part of another append (a stale one's, at
 // a number the message does not use) is ignored.
 //
+// Counting
+//
+// The meta item also holds msg_committed, the number of committed
+// messages: msg_seq less the voided seqs. A commit (3) adds the number of
+// messages it makes visible to it in the same conditional update, with
+// ADD IF attribute_exists(msg_committed); voids (4, 5 and a failed append)
+// add nothing. So the counter moves exactly with what readers see, and a
+// commit retried after a lost answer finds msg_seq moved and adds nothing
+// again. A meta item written before the counter existed fails that
+// condition; the commit then reads the commit state (as it does after any
+// failed condition) and starts the counter in its update, SET
+// msg_committed = (visible seqs up to msg_seq) + n IF
+// attribute_not_exists(msg_committed), once per session.
+//
+// message_count itself is written by the turns, once each, through
+// AddTurnStats; a turn cut before (its process killed) leaves its messages
+// committed but uncounted. AcquireLease sets message_count =
+// if_not_exists(msg_committed, message_count) in the update that takes
+// the lease (reconcileMessageCount), so the next turn counts them at no
+// extra round trip.
+//
 // (An earlier version wrote the items with an unconditional BatchWriteItem
 // and relied on wid for parts only, so a stale append could overwrite the
 // committed messages of a re-created session with the same thread id, and
@@ -512,15 +533,19 @@ func (s *Store) highestSeq(ctx context.Context, pk string) (int64, error) {
 
 // settle advances msg_seq from sp.first-1 to sp.last, waiting for earlier
 // appends and skipping a dead one after the stall timeout. It commits sp
-// (voiding only its unused prefix), or with void voids all of it.
+// (voiding only its unused prefix, and counting its messages in
+// msg_committed), or with void voids all of it.
 func (s *Store) settle(ctx context.Context, k store.Key, sp span, void bool) error {
 	gap := seqRange{sp.first, sp.use - 1}
+	var cnt msgCount
 	if void {
 		gap.hi = sp.last
+	} else {
+		cnt = msgCount{add: sp.last - sp.use + 1, base: -1}
 	}
 	seen, progressAt := int64(-1), time.Now()
 	for {
-		err := s.advance(ctx, k, sp.epoch, sp.first-1, sp.last, gap)
+		err := s.commitAdvance(ctx, k, sp.epoch, sp.first-1, sp.last, gap, cnt)
 		if err == nil {
 			return nil
 		}
@@ -549,7 +574,16 @@ func (s *Store) settle(ctx context.Context, k store.Key, sp span, void bool) err
 			}
 			return errAppendSkipped
 		case c.seq == sp.first-1:
-			continue // the earlier append committed meanwhile: our turn
+			// The earlier append committed meanwhile (our turn), or the
+			// session has no msg_committed yet: start it from the
+			// visible messages (see "Counting").
+			if cnt.add > 0 {
+				cnt.base = -1
+				if !c.counted {
+					cnt.base = c.visibleCount()
+				}
+			}
+			continue
 		}
 		if c.seq != seen {
 			seen, progressAt = c.seq, time.Now()
@@ -585,7 +619,19 @@ type seqRange struct{ lo, hi int64 }
 
 // advance sets msg_seq from `from` to `to` if it is still `from` and the
 // session's epoch is still epoch; a non-empty gap is added to msg_gaps.
+// It counts no message: it voids (and skips) ranges.
 func (s *Store) advance(ctx context.Context, k store.Key, epoch string, from, to int64, gap seqRange) error {
+	return s.commitAdvance(ctx, k, epoch, from, to, gap, msgCount{})
+}
+
+// msgCount is what a commit adds to msg_committed: add messages, onto the
+// stored counter when base < 0, else onto base for a session without the
+// counter (see "Counting").
+type msgCount struct{ add, base int64 }
+
+// commitAdvance is advance that also counts cnt.add committed messages in
+// msg_committed, in the same conditional update.
+func (s *Store) commitAdvance(ctx context.Context, k store.Key, epoch string, from, to int64, gap seqRange, cnt msgCount) error {
 	e := newExpr()
 	e.set(aMsgSeq, avN(to))
 	if gap.lo <= gap.hi {
@@ -597,6 +643,16 @@ func (s *Store) advance(ctx context.Context, k store.Key, epoch string, from, to
 	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) +
 		" AND " + e.n(aMsgEpoch) + " = " + e.v(avS(epoch)) +
 		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(from))
+	if cnt.add > 0 {
+		mc := e.n(aMsgCommitted)
+		if cnt.base < 0 {
+			e.add(aMsgCommitted, avN(cnt.add))
+			cond += " AND attribute_exists(" + mc + ")"
+		} else {
+			e.set(aMsgCommitted, avN(cnt.base+cnt.add))
+			cond += " AND attribute_not_exists(" + mc + ")"
+		}
+	}
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
@@ -636,16 +692,17 @@ func formatSeqRange(first, last int64) string {
 }
 
 // commitState is the commit marker, the voided ranges and the epoch of a
-// session.
+// session, and whether it has the msg_committed counter.
 type commitState struct {
-	seq   int64
-	gaps  [][2]int64
-	epoch string
+	seq     int64
+	gaps    [][2]int64
+	epoch   string
+	counted bool
 }
 
 // readCommit reads the commit state (strongly consistent).
 func (s *Store) readCommit(ctx context.Context, k store.Key) (commitState, error) {
-	it, err := s.readMeta(ctx, k, aMsgSeq, aMsgGaps, aMsgEpoch)
+	it, err := s.readMeta(ctx, k, aMsgSeq, aMsgGaps, aMsgEpoch, aMsgCommitted)
 	if err != nil {
 		return commitState{}, err
 	}
@@ -653,7 +710,8 @@ func (s *Store) readCommit(ctx context.Context, k store.Key) (commitState, error
 }
 
 func commitFromItem(it item) (commitState, error) {
-	c := commitState{epoch: getS(it, aMsgEpoch)}
+	_, counted := it[aMsgCommitted]
+	c := commitState{epoch: getS(it, aMsgEpoch), counted: counted}
 	var err error
 	if c.seq, err = getN(it, aMsgSeq); err != nil {
 		return c, err
@@ -691,6 +749,18 @@ func (c commitState) gapOf(seq int64) ([2]int64, bool) {
 func (c commitState) voided(seq int64) bool {
 	_, ok := c.gapOf(seq)
 	return ok
+}
+
+// visibleCount is the number of visible seqs: 1..seq less the voided ones
+// (gaps are disjoint: each was voided by the advance of msg_seq over it).
+func (c commitState) visibleCount() int64 {
+	n := c.seq
+	for _, g := range c.gaps {
+		if lo, hi := max(g[0], 1), min(g[1], c.seq); lo <= hi {
+			n -= hi - lo + 1
+		}
+	}
+	return max(n, 0)
 }
 
 func (c commitState) visible(seq int64) bool {

@@ -52,6 +52,11 @@ const (
 	aAbortAt     = "abort_at" // unix nanoseconds of the first pending abort request
 )
 
+// aMsgCommitted is the meta attribute holding the number of committed
+// (visible) messages, kept by the commits of appends (see "Counting" in
+// messages.go).
+const aMsgCommitted = "msg_committed"
+
 // maxUpdateAttempts bounds the optimistic retries of a meta update that
 // races with a concurrent pin or touch.
 const maxUpdateAttempts = 50
@@ -138,6 +143,7 @@ func sessionItem(sess *store.Session) (item, error) {
 	it[aToolCalls] = &types.AttributeValueMemberM{Value: tc}
 	it[aMsgSeq] = avN(0)
 	it[aMsgReserved] = avN(0)
+	it[aMsgCommitted] = avN(0)
 	it[aCreatedAt] = avS(fmtTime(sess.CreatedAt))
 	it[aUpdatedAt] = avS(fmtTime(sess.UpdatedAt))
 	putTime(it, aLastMsgAt, sess.LastMessageAt)
@@ -523,6 +529,21 @@ func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats
 		return fmt.Errorf("add turn stats: %w", err)
 	}
 	return nil
+}
+
+// reconcileMessageCount adds to e, the update by which AcquireLease takes
+// a lease, the clause that makes the session's message_count the number
+// of its committed messages, msg_committed (see "Counting" in
+// messages.go): the new holder counts what a turn cut before its
+// AddTurnStats (its process killed) left committed but uncounted. The
+// cut turn's other counters are not known and stay unwritten, so it is
+// counted at most once; after a normal turn, which wrote its statistics
+// before releasing the lease, the clause changes nothing. A meta item
+// written before msg_committed existed keeps its message_count until an
+// append has started the counter.
+func reconcileMessageCount(e *expr) {
+	mc := e.n(aMsgCount)
+	e.setRaw(mc + " = if_not_exists(" + e.n(aMsgCommitted) + ", " + mc + ")")
 }
 
 // sortedKeys returns m's keys in order, for deterministic expressions.

@@ -52,7 +52,7 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 		if err != nil {
 			return err
 		}
-		return explainMiss(ctx, tx, k, res, store.ErrLeaseHeld)
+		return leaseRefused(ctx, tx, k, res)
 	})
 	if err != nil {
 		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
@@ -140,4 +140,40 @@ func explainMiss(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result, m
 		return store.ErrNotFound
 	}
 	return miss
+}
+
+// leaseRefused returns nil when the lease acquisition res changed the
+// session's row, else store.ErrNotFound when the session does not exist,
+// else a *store.LeaseHeldError telling until when the lease is held (read
+// in tx, so it is the lease that refused the acquisition).
+func leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) error {
+	if n, err := rowsAffected(res); err != nil || n == 1 {
+		return err
+	}
+	var (
+		untilText, abortAtText string
+		aborted                bool
+	)
+	err := tx.QueryRowContext(ctx, `SELECT lease_until, abort_requested, abort_at FROM sessions WHERE `+keyWhere, keyArgs(k)...).
+		Scan(&untilText, &aborted, &abortAtText)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read the held lease: %w", err)
+	}
+	until, err := decTime(untilText)
+	if err != nil {
+		return fmt.Errorf("read the held lease: %w", err)
+	}
+	if aborted && abortAtText != "" {
+		at, err := decTime(abortAtText)
+		if err != nil {
+			return fmt.Errorf("read the held lease: %w", err)
+		}
+		if free := at.Add(store.AbortGrace); free.Before(until) {
+			until = free
+		}
+	}
+	return &store.LeaseHeldError{Until: until}
 }

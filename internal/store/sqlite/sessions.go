@@ -289,6 +289,23 @@ func (s *Store) SetGeneratedTitle(ctx context.Context, k store.Key, title string
 	return written, nil
 }
 
+// reconcileMessageCount is the SET clause by which AcquireLease makes the
+// session's message_count the number of its committed messages, in the
+// same statement that takes the lease (store.Leases).
+//
+// A turn's messages are counted by its AddTurnStats, at its end; a turn
+// cut before (its process killed) leaves the messages it appended
+// committed but uncounted, and nothing else would ever count them. The
+// next lease holder counts them here: msg_seq, the commit marker, is the
+// number of committed messages, since seqs are handed out one by one from
+// 1 in the transaction that commits them, and messages are only ever
+// removed with their session. The cut turn's other counters (LLM calls,
+// tokens, tool calls, turns) are not known and stay unwritten: a cut turn
+// is counted at most once, never twice. A normal turn wrote its
+// AddTurnStats before releasing its lease, so the clause then changes
+// nothing.
+const reconcileMessageCount = `message_count = msg_seq`
+
 // AddTurnStats increments the session's counters atomically and bumps
 // UpdatedAt (and LastMessageAt when set in the delta).
 func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats) error {

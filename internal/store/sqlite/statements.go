@@ -64,7 +64,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (project_id, thread_id) DO NOTHING`},
 		// The lease is free, the owner's, expired, or its holder ignored
 		// an abort requested at or before the grace cutoff (the last ?).
-		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0, abort_at = ''
+		// The new holder reconciles the message count (see
+		// reconcileMessageCount).
+		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0, abort_at = '',
+	` + reconcileMessageCount + `
 WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?
 	OR (abort_requested = 1 AND abort_at <> '' AND abort_at <= ?))`},
 		{"renew lease", &w.renewLease, `UPDATE sessions SET lease_until = ? WHERE ` + keyWhere + ` AND lease_owner = ?`},

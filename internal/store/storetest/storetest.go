@@ -111,6 +111,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}
 	tests = append(tests, llmTests...)
 	tests = append(tests, deviceLockTests...)
+	tests = append(tests, cutTurnTests...)
+	tests = append(tests, append(leaseHeldTests, turnSlotTests...)...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))

@@ -46,6 +46,7 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 			BaseURL:     cfg.OpenAIBaseURL,
 			Model:       cfg.OpenAIModel,
 			CallTimeout: cfg.LLMTimeout,
+			IdleTimeout: cfg.LLMIdleTimeout,
 		}, llm.WithLogger(log), llm.WithHTTPClient(hc))
 		if err != nil {
 			return nil, fmt.Errorf("llm client: %w", err)
@@ -54,7 +55,7 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 	}
 	return userllm.New(userllm.Options{
 		Store: b.Store, Groups: groups, Secrets: b.Secrets, Fallback: fallback,
-		HTTPClient: hc, CallTimeout: cfg.LLMTimeout, Logger: log,
+		HTTPClient: hc, CallTimeout: cfg.LLMTimeout, IdleTimeout: cfg.LLMIdleTimeout, Logger: log,
 	}), nil
 }
 
@@ -105,6 +106,10 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 		MaxSteps:    cfg.MaxSteps,
 		ToolTimeout: cfg.ToolTimeout,
 		TurnTimeout: cfg.TurnTimeout,
+		LeaseTTL:    cfg.TurnLease,
+
+		// The cap counts in the store, so it holds on every instance.
+		MaxTurnsPerUser: cfg.MaxTurnsPerUser,
 	})
 	return &Agent{Registry: reg, Runtime: rt, LLM: res}, nil
 }

@@ -69,6 +69,22 @@ func Start(t testing.TB) (endpoint string) {
 // testing.TB such as TestMain; the caller must call Stop. The error message
 // says how to install dynalite when it is missing.
 func Launch(ctx context.Context) (*Server, error) {
+	return launch(ctx)
+}
+
+// LaunchPersistent starts a dynalite process like Launch whose tables live
+// in the LevelDB directory dir instead of in memory: an emulator started
+// again on dir, after Stop (a SIGKILL) or a crash of the earlier one,
+// finds what it stored. The caller must call Stop.
+func LaunchPersistent(ctx context.Context, dir string) (*Server, error) {
+	if dir == "" {
+		return nil, errors.New("dynalite data directory is empty")
+	}
+	return launch(ctx, "--path", dir)
+}
+
+// launch starts dynalite with the extra command-line arguments.
+func launch(ctx context.Context, extra ...string) (*Server, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return nil, fmt.Errorf("node is not on PATH (%v); install Node.js >= 20 and %s", err, installHint)
@@ -89,7 +105,7 @@ func Launch(ctx context.Context) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
-		s, err := launchOn(ctx, node, cli, port)
+		s, err := launchOn(ctx, node, cli, port, extra...)
 		if err == nil {
 			return s, nil
 		}
@@ -128,16 +144,17 @@ func (s *Server) Stop() error {
 	return err
 }
 
-// launchOn starts dynalite on port and waits for its listening line and a
-// first answered HTTP request.
-func launchOn(ctx context.Context, node, cli string, port int) (*Server, error) {
-	cmd := exec.Command(node, cli,
+// launchOn starts dynalite on port, with the extra arguments, and waits
+// for its listening line and a first answered HTTP request.
+func launchOn(ctx context.Context, node, cli string, port int, extra ...string) (*Server, error) {
+	args := []string{cli,
 		"--host", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--createTableMs", "0",
 		"--deleteTableMs", "0",
 		"--updateTableMs", "0",
-	)
+	}
+	cmd := exec.Command(node, append(args, extra...)...)
 	cmd.Dir = filepath.Dir(cli)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"agentchat/internal/store"
+)
+
+// DefaultMaxTurnsPerUser is how many turns (project chat turns and
+// stateless runs together) one user runs at once when
+// Options.MaxTurnsPerUser is zero.
+const DefaultMaxTurnsPerUser = 8
+
+// turnSlot is one of a user's turn slots (store.TurnSlots), held by a turn
+// or a stateless run while it runs: renewed every LeaseTTL/3, like the
+// session lease, so that the slot of a crashed instance frees itself
+// within LeaseTTL, and released when the run ends. A nil *turnSlot (no
+// cap applies) does nothing.
+type turnSlot struct {
+	r           *Runtime
+	user, owner string
+	slot        int
+	stop        context.CancelFunc
+	renewed     chan struct{} // closed when the renewal goroutine returned
+	once        sync.Once
+}
+
+// takeTurnSlot takes one of the user's Options.MaxTurnsPerUser slots for
+// owner and starts renewing it. The error wraps a *store.TurnSlotsFullError
+// when the user already runs that many turns. Without a store or a user
+// (stateless runs of tests), or with a negative cap, nothing is counted
+// and the slot is nil.
+func (r *Runtime) takeTurnSlot(ctx context.Context, userID, owner string) (*turnSlot, error) {
+	if r.o.Store == nil || userID == "" || r.o.MaxTurnsPerUser < 0 {
+		return nil, nil
+	}
+	slot, err := r.o.Store.AcquireTurnSlot(ctx, userID, owner, r.o.MaxTurnsPerUser, r.o.LeaseTTL)
+	if err != nil {
+		return nil, fmt.Errorf("take a turn slot (at most %d turns at once): %w", r.o.MaxTurnsPerUser, err)
+	}
+	// The renewal outlives the caller's cancellation (a client gone): the
+	// slot is held until release, which every exit path calls.
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	ts := &turnSlot{r: r, user: userID, owner: owner, slot: slot, stop: stop, renewed: make(chan struct{})}
+	go ts.renew(rctx)
+	return ts, nil
+}
+
+// renew extends the slot every LeaseTTL/3 until ctx ends. A lost slot
+// (expired and taken by another turn) is not renewed any more: the turn
+// goes on, uncounted.
+func (ts *turnSlot) renew(ctx context.Context) {
+	defer close(ts.renewed)
+	o, log := ts.r.o, ts.r.log
+	tick := time.NewTicker(max(o.LeaseTTL/3, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			err := o.Store.RenewTurnSlot(ctx, ts.user, ts.slot, ts.owner, o.LeaseTTL)
+			switch {
+			case errors.Is(err, store.ErrLeaseLost):
+				log.WarnContext(ctx, "turn slot lost", "slot", ts.slot)
+				return
+			case err != nil && ctx.Err() == nil:
+				log.WarnContext(ctx, "renew turn slot", "slot", ts.slot, "err", err)
+			}
+		}
+	}
+}
+
+// release stops the renewal and frees the slot, once; ctx gives the
+// values of the request (its cancellation is ignored). A nil ts does
+// nothing.
+func (ts *turnSlot) release(ctx context.Context) {
+	if ts == nil {
+		return
+	}
+	ts.once.Do(func() {
+		ts.stop()
+		<-ts.renewed
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+		defer cancel()
+		if err := ts.r.o.Store.ReleaseTurnSlot(ctx, ts.user, ts.slot, ts.owner); err != nil {
+			ts.r.log.ErrorContext(ctx, "release turn slot", "slot", ts.slot, "err", err)
+		}
+	})
+}
+
+// TooManyTurnsMessage is the sentence answered to a user whose turn is
+// refused because they already run n turns at once (the 429 of both
+// surfaces).
+func TooManyTurnsMessage(n int) string {
+	return fmt.Sprintf("Too many responses are being generated for you at once (at most %d). Wait for one to finish, then try again.", n)
+}
