@@ -93,9 +93,26 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	if err != nil {
 		return nil, err
 	}
+	// No session lease here: the run holds one of the user's turn slots,
+	// taken while the LLM is resolved (one round trip for both).
+	type slotted struct {
+		slot *turnSlot
+		err  error
+	}
+	sc := make(chan slotted, 1)
+	go func() {
+		slot, err := r.takeTurnSlot(ctx, req.UserID, r.o.NewID())
+		sc <- slotted{slot, err}
+	}()
 	a, conf, err := r.resolve(ctx, req.AgentID, req.UserID)
+	got := <-sc
+	slot := got.slot
+	defer slot.release(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if got.err != nil {
+		return nil, got.err
 	}
 	client := conf.Client
 	ctx, cancel := context.WithTimeoutCause(ctx, r.o.TurnTimeout, errTurnTimeout)
@@ -103,12 +120,6 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
 		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 	}
-	// No session lease here: the run holds one of the user's turn slots.
-	slot, err := r.takeTurnSlot(ctx, req.UserID, r.o.NewID())
-	if err != nil {
-		return nil, err
-	}
-	defer slot.release(ctx)
 	su, err := r.prepare(ctx, a, TurnInfo{UserID: req.UserID, Mode: a.resolveMode(req.Mode, nil, conf.CopilotMode)})
 	if err != nil {
 		return nil, err

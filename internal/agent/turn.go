@@ -65,6 +65,9 @@ type Turn struct {
 	started atomic.Bool
 	// slot is the user's turn slot held by the turn (nil: no cap).
 	slot *turnSlot
+	// ready waits for the agent, the LLM and the slot of StartTurn and
+	// returns the first failure among them; create calls it first.
+	ready func() error
 }
 
 // Session returns the session as it was when the turn started.
@@ -80,11 +83,11 @@ func (t *Turn) Mode() string { return t.mode }
 // user already runs MaxTurnsPerUser turns), creates the session when it is
 // new or loads it (store.ErrNotFound when it belongs to someone else), and
 // takes the session's lease (a *store.LeaseHeldError when a turn is
-// already running). Besides the slot (usually one write), an existing
-// session costs one concurrent round trip (the session read and the lease
-// acquisition run in parallel); a new session one write
-// (store.CreateLeasedSession), after that round trip when the client made
-// its thread id.
+// already running). The LLM resolution, the slot (usually one write), the
+// session read and the lease acquisition run in parallel: an existing
+// session costs one round trip of store calls; a new session one write
+// more (store.CreateLeasedSession), made once the LLM and the slot are
+// known to be there.
 func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if r.o.Store == nil {
 		return nil, errors.New("agent runtime: no store configured")
@@ -97,22 +100,51 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	case req.Message == "":
 		return nil, fmt.Errorf("%w: message is empty", ErrInvalidRequest)
 	}
-	a, res, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
-	if err != nil {
-		return nil, err
+	t := &Turn{r: r, req: req, owner: r.o.NewID()}
+	// The user's LLM, the user's turn slot and the session (its read and
+	// its lease) do not depend on one another: they are asked for at once,
+	// so that on an existing session they cost one round trip of store
+	// calls. A session is only created once the first two succeeded
+	// (t.ready), so that a refused turn leaves nothing behind.
+	resolved := make(chan error, 1)
+	go func() {
+		a, res, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
+		if err == nil && req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
+			err = fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
+		}
+		t.agent, t.llm = a, res
+		resolved <- err
+	}()
+	slotted := make(chan error, 1)
+	go func() {
+		var err error
+		t.slot, err = r.takeTurnSlot(ctx, req.Key.UserID, t.owner)
+		slotted <- err
+	}()
+	var (
+		once       sync.Once
+		rerr, serr error
+	)
+	t.ready = func() error {
+		once.Do(func() { rerr, serr = <-resolved, <-slotted })
+		if rerr != nil {
+			return rerr
+		}
+		return serr
 	}
-	if req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
-		return nil, fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
-	}
-	t := &Turn{r: r, req: req, agent: a, llm: res, owner: r.o.NewID()}
-	if t.slot, err = r.takeTurnSlot(ctx, req.Key.UserID, t.owner); err != nil {
-		return nil, err
-	}
-	if err := t.open(ctx); err != nil {
+	oerr := t.open(ctx)
+	if err := t.ready(); err != nil {
+		if oerr == nil {
+			t.release(ctx) // the lease of an existing session
+		}
 		t.slot.release(ctx)
 		return nil, err
 	}
-	t.mode = a.resolveMode(req.Mode, t.session, res.CopilotMode)
+	if oerr != nil {
+		t.slot.release(ctx)
+		return nil, oerr
+	}
+	t.mode = t.agent.resolveMode(req.Mode, t.session, t.llm.CopilotMode)
 	return t, nil
 }
 
@@ -220,6 +252,9 @@ func (t *Turn) open(ctx context.Context) error {
 // create stores the new session with its lease held by the turn, in one
 // write; store.ErrExists when the thread id is taken.
 func (t *Turn) create(ctx context.Context) error {
+	if err := t.ready(); err != nil {
+		return err
+	}
 	k := t.req.Key
 	now := t.r.o.Now().UTC()
 	s := &store.Session{

@@ -457,7 +457,12 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	if !ok {
 		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 	}
-	p, err := s.readDefault(ctx, pk)
+	// Usually one round trip: the pointer and the owner's configurations
+	// are one key range of the owner's partition (read on every turn).
+	p, it, err := s.readDefaultWithConfigs(ctx, pk)
+	if err == nil && it != nil && p.marks(it) {
+		return llmConfigFromItem(it, p)
+	}
 	for attempt := 0; err == nil && p.id != "" && attempt <= maxVersionRetries; attempt++ {
 		var it item
 		if it, err = s.getItem(ctx, pk, llmConfigSK(p.id)); err != nil {
@@ -476,6 +481,40 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 		return nil, fmt.Errorf("default LLM configuration: %w", err)
 	}
 	return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
+}
+
+// readDefaultWithConfigs reads, in one strongly consistent Query of the
+// owner's configuration items, the default pointer and the item it names
+// (nil when that item was not among the first page's, or is gone).
+func (s *Store) readDefaultWithConfigs(ctx context.Context, pk string) (pointer, item, error) {
+	res, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :sk)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
+		ExpressionAttributeValues: item{":pk": avS(pk), ":sk": avS(llmConfigPrefix)},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		return pointer{}, nil, fmt.Errorf("read default pointer: %w", err)
+	}
+	var p pointer
+	named := map[string]item{}
+	for _, it := range res.Items {
+		switch sk := getS(it, attrSK); {
+		case sk == llmDefaultSK:
+			p = pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation)}
+		case len(sk) > len(llmConfigPrefix) && sk[len(llmConfigPrefix)] == '#':
+			named[getS(it, lcID)] = it
+		}
+	}
+	if p.id == "" && res.LastEvaluatedKey != nil {
+		// The pointer sorts after every configuration ('_' > '#'): on a
+		// page cut short it was not read.
+		if p, err = s.readDefault(ctx, pk); err != nil {
+			return pointer{}, nil, err
+		}
+	}
+	return p, named[p.id], nil
 }
 
 // DeleteLLMConfig implements store.LLMConfigs: the item first, then the
