@@ -201,6 +201,10 @@ func Launch(ctx context.Context, c Commands, o LaunchOptions) (_ *System, err er
 		"OPENAI_BASE_URL="+s.LLM.URL+"/v1",
 		"OPENAI_API_KEY=bench-key",
 		"OPENAI_MODEL=bench-model",
+		// One user sends every request: the per-user cap of concurrent
+		// turns (default 8) would refuse the c=50 phase. The cap's store
+		// writes are still made, and measured.
+		"MAX_TURNS_PER_USER=1000",
 	)
 	srv.Env = append(srv.Env, o.ServerEnv...)
 	if s.Server, err = StartProc(ctx, "agentchat", srv, filepath.Join(o.Dir, "agentchat.log")); err != nil {

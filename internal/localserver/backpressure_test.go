@@ -135,8 +135,8 @@ func checkTooMany(t *testing.T, what string, a bpAnswer, limit int, openAI bool)
 	}
 }
 
-// TestTurnsPerUserAcrossInstances: two servers share one store (the
-// SQLite file, or a DynamoDB table), as instances behind one endpoint do.
+// TestTurnsPerUserAcrossInstances: two servers share one DynamoDB table, as
+// instances behind one endpoint do.
 // A user's turns on both, through both surfaces, count against one cap
 // (MAX_TURNS_PER_USER, default 8); one more is 429 with Retry-After on
 // every route of either server, another user is not affected, and a turn
@@ -146,7 +146,9 @@ func TestTurnsPerUserAcrossInstances(t *testing.T) {
 		store string
 		limit string // MAX_TURNS_PER_USER; empty: the default
 	}{
-		{"sqlite", ""},
+		// SQLite counts the slots in the process (one local server per
+		// file): its cap is tested through both surfaces of one server in
+		// the agent and handler tests.
 		{"dynamodb", "3"},
 	} {
 		t.Run(tc.store, func(t *testing.T) {

@@ -63,8 +63,9 @@ func retryAfter(until, now time.Time) time.Duration {
 }
 
 // TurnSlots cap the turns that one user runs at once, counted over every
-// instance (the count lives in the store, so that it also holds on AWS
-// Lambda, where each instance serves one request). A user has numbered
+// instance that shares the store (DynamoDB keeps the count in the table, so
+// that it also holds on AWS Lambda, where each instance serves one request;
+// SQLite, the store of one process, keeps it in memory). A user has numbered
 // slots 0, 1, ...; each is a small lease held by an owner (an opaque
 // non-empty string chosen by the caller, unique per turn) until its
 // expiry. An absent or expired slot is free. A turn takes a slot before it

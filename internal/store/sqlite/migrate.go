@@ -133,19 +133,6 @@ CREATE TABLE device_locks (
 	PRIMARY KEY (project_id, node_id)
 ) WITHOUT ROWID;
 `,
-	// 6: the per-user turn slots (store.TurnSlots): one row per slot in
-	// use, held by owner until expires_at (fixed-width UTC text). An
-	// expired row is a free slot, taken over in place; the owner deletes
-	// its row when its turn ends.
-	`
-CREATE TABLE turn_slots (
-	user_id    TEXT    NOT NULL,
-	slot       INTEGER NOT NULL,
-	owner      TEXT    NOT NULL,
-	expires_at TEXT    NOT NULL,
-	PRIMARY KEY (user_id, slot)
-) WITHOUT ROWID;
-`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -43,7 +43,9 @@ type Store struct {
 	rs readStmts
 	// defaultLLMConfig is prepared at its first use (see lazyStmt).
 	defaultLLMConfig *lazyStmt
-	now              func() time.Time
+	// slots are the users' turn slots, in memory (see turnSlots).
+	slots turnSlots
+	now   func() time.Time
 }
 
 var _ store.Store = (*Store)(nil)
