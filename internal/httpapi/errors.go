@@ -102,6 +102,12 @@ type StatusError struct {
 
 func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
 
+// StatusClientClosed is the status given to a request cancelled because
+// its client went away (nginx's 499): nobody reads the answer, and it is no
+// server failure, so that the access log and the alarms do not count it as
+// one.
+const StatusClientClosed = 499
+
 // Errorf returns a *StatusError.
 func Errorf(status int, format string, args ...any) *StatusError {
 	return &StatusError{Status: status, Message: fmt.Sprintf(format, args...)}

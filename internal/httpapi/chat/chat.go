@@ -193,6 +193,8 @@ func startError(sessionID string, err error) error {
 		return se
 	case errors.Is(err, agent.ErrInvalidRequest):
 		return httpapi.Errorf(http.StatusUnprocessableEntity, "%s", strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": "))
+	case errors.Is(err, context.Canceled):
+		return httpapi.Errorf(httpapi.StatusClientClosed, "The request was cancelled.")
 	default:
 		return fmt.Errorf("start turn: %w", err)
 	}

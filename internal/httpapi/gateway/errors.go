@@ -201,10 +201,16 @@ func runError(err error) *apiError {
 	case errors.Is(err, errDeadline), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{Status: http.StatusGatewayTimeout, Message: "The request took too long and was stopped."}
 	case errors.Is(err, context.Canceled):
-		return &apiError{Status: http.StatusInternalServerError, Message: "The request was cancelled."}
+		// The client went away (or the server is shutting down): not a
+		// server failure, and nobody reads the answer.
+		return &apiError{Status: httpapi.StatusClientClosed, Message: "The request was cancelled.", Code: codeClientClosed}
 	}
 	return nil
 }
+
+// codeClientClosed is the error code of a run cancelled because its client
+// went away (httpapi.StatusClientClosed).
+const codeClientClosed = "client_closed_request"
 
 // llmError maps an LLM provider failure: the provider's throttling is the
 // client's 429, its refusal of the request a 400, anything else a 502/504
