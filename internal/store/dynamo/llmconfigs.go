@@ -272,26 +272,15 @@ func (s *Store) ListLLMConfigs(ctx context.Context, owner store.Owner) ([]store.
 		start item
 	)
 	for {
-		res, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :sk)"),
-			ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
-			ExpressionAttributeValues: item{":pk": avS(pk), ":sk": avS(llmConfigPrefix)},
-			ConsistentRead:            aws.Bool(true),
-			ExclusiveStartKey:         start,
-		})
+		pp, page, next, err := s.llmConfigPage(ctx, pk, start)
 		if err != nil {
 			return nil, fmt.Errorf("list LLM configurations: %w", err)
 		}
-		for _, it := range res.Items {
-			switch sk := getS(it, attrSK); {
-			case sk == llmDefaultSK:
-				p = pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation)}
-			case len(sk) > len(llmConfigPrefix) && sk[len(llmConfigPrefix)] == '#':
-				items = append(items, it)
-			}
+		if pp.id != "" {
+			p = pp
 		}
-		if start = res.LastEvaluatedKey; start == nil {
+		items = append(items, page...)
+		if start = next; start == nil {
 			break
 		}
 	}
@@ -483,38 +472,54 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 }
 
-// readDefaultWithConfigs reads, in one strongly consistent Query of the
-// owner's configuration items, the default pointer and the item it names
-// (nil when that item was not among the first page's, or is gone).
-func (s *Store) readDefaultWithConfigs(ctx context.Context, pk string) (pointer, item, error) {
+// llmConfigPage reads one page of the owner's configuration items (one
+// strongly consistent Query from start): the default pointer when the page
+// holds it, the configuration items, and where the next page starts (nil
+// after the last).
+func (s *Store) llmConfigPage(ctx context.Context, pk string, start item) (p pointer, configs []item, next item, err error) {
 	res, err := s.client.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :sk)"),
 		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
 		ExpressionAttributeValues: item{":pk": avS(pk), ":sk": avS(llmConfigPrefix)},
 		ConsistentRead:            aws.Bool(true),
+		ExclusiveStartKey:         start,
 	})
 	if err != nil {
-		return pointer{}, nil, fmt.Errorf("read default pointer: %w", err)
+		return pointer{}, nil, nil, err
 	}
-	var p pointer
-	named := map[string]item{}
 	for _, it := range res.Items {
 		switch sk := getS(it, attrSK); {
 		case sk == llmDefaultSK:
 			p = pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation)}
 		case len(sk) > len(llmConfigPrefix) && sk[len(llmConfigPrefix)] == '#':
-			named[getS(it, lcID)] = it
+			configs = append(configs, it)
 		}
 	}
-	if p.id == "" && res.LastEvaluatedKey != nil {
+	return p, configs, res.LastEvaluatedKey, nil
+}
+
+// readDefaultWithConfigs reads, in one strongly consistent Query of the
+// owner's configuration items, the default pointer and the item it names
+// (nil when that item was not among the first page's, or is gone).
+func (s *Store) readDefaultWithConfigs(ctx context.Context, pk string) (pointer, item, error) {
+	p, configs, next, err := s.llmConfigPage(ctx, pk, nil)
+	if err != nil {
+		return pointer{}, nil, fmt.Errorf("read default pointer: %w", err)
+	}
+	if p.id == "" && next != nil {
 		// The pointer sorts after every configuration ('_' > '#'): on a
 		// page cut short it was not read.
 		if p, err = s.readDefault(ctx, pk); err != nil {
 			return pointer{}, nil, err
 		}
 	}
-	return p, named[p.id], nil
+	for _, it := range configs {
+		if getS(it, lcID) == p.id {
+			return p, it, nil
+		}
+	}
+	return p, nil, nil
 }
 
 // DeleteLLMConfig implements store.LLMConfigs: the item first, then the
