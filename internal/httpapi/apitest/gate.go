@@ -51,25 +51,27 @@ func NewLLMGate(t testing.TB, srv *llmtest.Server) *LLMGate {
 func (g *LLMGate) gate(n int) (c chan struct{}, first bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	c = g.gateLocked(n)
+	first = !g.seen[n]
+	g.seen[n] = true
+	return c, first
+}
+
+// gateLocked returns the gate of n, made on first use; g.mu is held.
+func (g *LLMGate) gateLocked(n int) chan struct{} {
 	c, ok := g.gates[n]
 	if !ok {
 		c = make(chan struct{})
 		g.gates[n] = c
 	}
-	first = !g.seen[n]
-	g.seen[n] = true
-	return c, first
+	return c
 }
 
 // Release lets the held request n (and any later one) answer.
 func (g *LLMGate) Release(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	c, ok := g.gates[n]
-	if !ok {
-		c = make(chan struct{})
-		g.gates[n] = c
-	}
+	c := g.gateLocked(n)
 	select {
 	case <-c:
 	default:
