@@ -44,9 +44,7 @@ func Header(h http.Header) {
 // Start writes the SSE headers with status 200 and a first comment, flushes
 // them, and returns the stream. Headers set on w before Start are kept.
 func Start(w http.ResponseWriter) *Stream {
-	Header(w.Header())
-	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now(), timeout: WriteTimeout}
-	w.WriteHeader(http.StatusOK)
+	s := Open(w)
 	s.write([]byte(": stream open\n\n"))
 	return s
 }
