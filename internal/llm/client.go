@@ -39,8 +39,8 @@ type options struct {
 	logger     *slog.Logger
 }
 
-// WithHTTPClient sets the HTTP client (default: a client on
-// http.DefaultTransport without its own timeout; the call deadline applies).
+// WithHTTPClient sets the HTTP client (default: a NewHTTPClient of its
+// own; share one between clients to share its connection pool).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) { o.httpClient = hc }
 }
@@ -71,7 +71,7 @@ func NewClient(cfg Config, opts ...Option) (Client, error) {
 		opt(&o)
 	}
 	if o.httpClient == nil {
-		o.httpClient = &http.Client{}
+		o.httpClient = NewHTTPClient()
 	}
 	if o.logger == nil {
 		o.logger = slog.Default()

@@ -73,7 +73,7 @@ func New(o Options) *Resolver {
 		o.Logger = slog.Default()
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		o.HTTPClient = llm.NewHTTPClient()
 	}
 	if o.Fallback == nil {
 		o.Fallback = llm.NewStaticResolver(nil)
