@@ -45,34 +45,49 @@ const llmConfigSelect = `SELECT c.owner_kind, c.owner_id, c.config_id, c.name, c
 FROM llm_configs c LEFT JOIN llm_config_defaults d
 	ON d.owner_kind = c.owner_kind AND d.owner_id = c.owner_id AND d.config_id = c.config_id`
 
-func scanLLMConfig(row scanner) (*store.LLMConfig, error) {
-	var (
-		c                  store.LLMConfig
-		kind, ownerID, cfg string
-		created, updated   string
-		isDefault          bool
-	)
-	err := row.Scan(&kind, &ownerID, &c.ID, &c.Name, &c.ModelType, &cfg,
-		&c.APIKeyCipher, &c.APIKeyHint, &c.Version, &created, &updated, &isDefault)
-	if err != nil {
-		return nil, err
-	}
-	if kind == ownerGroup {
-		c.Owner = store.GroupOwner(ownerID)
+// llmConfigRow is a configuration as llmConfigSelect reads it, before
+// decoding (the form configCache keeps).
+type llmConfigRow struct {
+	kind, ownerID, id, name, modelType, config string
+	cipher, hint                               string
+	version                                    int64
+	created, updated                           string
+	isDefault                                  bool
+}
+
+func (r *llmConfigRow) scan(row scanner) error {
+	return row.Scan(&r.kind, &r.ownerID, &r.id, &r.name, &r.modelType, &r.config,
+		&r.cipher, &r.hint, &r.version, &r.created, &r.updated, &r.isDefault)
+}
+
+// decode returns the configuration of the row, with a Config map of its own.
+func (r *llmConfigRow) decode() (*store.LLMConfig, error) {
+	c := store.LLMConfig{ID: r.id, Name: r.name, ModelType: r.modelType, APIKeyCipher: r.cipher,
+		APIKeyHint: r.hint, Version: r.version, IsDefault: r.isDefault}
+	if r.kind == ownerGroup {
+		c.Owner = store.GroupOwner(r.ownerID)
 	} else {
-		c.Owner = store.UserOwner(ownerID)
+		c.Owner = store.UserOwner(r.ownerID)
 	}
-	c.IsDefault = isDefault
-	if c.Config, err = decConfig(cfg); err != nil {
+	var err error
+	if c.Config, err = decConfig(r.config); err != nil {
 		return nil, fmt.Errorf("decode config of LLM configuration %s: %w", c.ID, err)
 	}
-	if c.CreatedAt, err = decTime(created); err != nil {
+	if c.CreatedAt, err = decTime(r.created); err != nil {
 		return nil, err
 	}
-	if c.UpdatedAt, err = decTime(updated); err != nil {
+	if c.UpdatedAt, err = decTime(r.updated); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+func scanLLMConfig(row scanner) (*store.LLMConfig, error) {
+	var r llmConfigRow
+	if err := r.scan(row); err != nil {
+		return nil, err
+	}
+	return r.decode()
 }
 
 // encConfig encodes a configuration's Config as JSON text; nil is "{}".
@@ -146,7 +161,7 @@ func (s *Store) CreateLLMConfig(ctx context.Context, c *store.LLMConfig) error {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.writeConfigs(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO llm_configs (owner_kind, owner_id, config_id, name, model_type, config,
 	api_key_cipher, api_key_hint, version, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING`,
@@ -225,7 +240,7 @@ func (s *Store) UpdateLLMConfig(ctx context.Context, c *store.LLMConfig, expecte
 		return nil, fmt.Errorf("update LLM configuration %s: encode config: %w", c.ID, err)
 	}
 	var out *store.LLMConfig
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.writeConfigs(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE llm_configs SET name = ?, model_type = ?, config = ?,
 	api_key_cipher = ?, api_key_hint = ?, version = version + 1, updated_at = ?
 WHERE owner_kind = ? AND owner_id = ? AND config_id = ? AND (? = 0 OR version = ?)`,
@@ -273,7 +288,7 @@ func (s *Store) SetDefaultLLMConfig(ctx context.Context, owner store.Owner, id s
 		return nil, fmt.Errorf("set default LLM configuration %s: %w", id, store.ErrNotFound)
 	}
 	var out *store.LLMConfig
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeConfigs(ctx, func(tx *sql.Tx) error {
 		var n int
 		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM llm_configs WHERE owner_kind = ? AND owner_id = ? AND config_id = ?`,
 			kind, ownerID, id).Scan(&n)
@@ -304,7 +319,7 @@ func (s *Store) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id
 	if !ok {
 		return fmt.Errorf("unset default LLM configuration %s: %w", id, store.ErrNotFound)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeConfigs(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM llm_config_defaults WHERE owner_kind = ? AND owner_id = ? AND config_id = ?`,
 			kind, ownerID, id)
 		if err := oneRow(res, err, errNoChange); !errors.Is(err, errNoChange) {
@@ -326,24 +341,47 @@ func (s *Store) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id
 	return nil
 }
 
-// DefaultLLMConfig implements store.LLMConfigs.
+// DefaultLLMConfig implements store.LLMConfigs. The read is cached (see
+// configCache): writes through this Store are seen at once, another
+// process's within defaultConfigTTL.
 func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store.LLMConfig, error) {
 	kind, ownerID, ok := ownerArgs(owner)
 	if !ok {
 		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 	}
-	st, err := s.defaultLLMConfig.get(ctx, s.r)
-	if err != nil {
-		return nil, fmt.Errorf("default LLM configuration: %w", err)
+	key := configOwnerKey{kind: kind, id: ownerID}
+	now := s.now()
+	e, hit := s.configs.get(key, now)
+	if !hit {
+		e = cachedConfig{gen: s.configs.generation(), at: now, found: true}
+		st, err := s.defaultLLMConfig.get(ctx, s.r)
+		if err != nil {
+			return nil, fmt.Errorf("default LLM configuration: %w", err)
+		}
+		err = e.row.scan(st.QueryRowContext(ctx, kind, ownerID))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			e.found = false
+		case err != nil:
+			return nil, fmt.Errorf("default LLM configuration: %w", err)
+		}
+		s.configs.put(key, e)
 	}
-	c, err := scanLLMConfig(st.QueryRowContext(ctx, kind, ownerID))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
+	if !e.found {
+		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 	}
+	c, err := e.row.decode()
 	if err != nil {
 		return nil, fmt.Errorf("default LLM configuration: %w", err)
 	}
 	return c, nil
+}
+
+// writeConfigs is write for the LLM configuration tables: it invalidates
+// the cached defaults once the transaction is over.
+func (s *Store) writeConfigs(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	defer s.configs.invalidate()
+	return s.write(ctx, fn)
 }
 
 // DeleteLLMConfig implements store.LLMConfigs: the configuration and its
@@ -353,7 +391,7 @@ func (s *Store) DeleteLLMConfig(ctx context.Context, owner store.Owner, id strin
 	if !ok {
 		return fmt.Errorf("delete LLM configuration %s: %w", id, store.ErrNotFound)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeConfigs(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM llm_config_defaults WHERE owner_kind = ? AND owner_id = ? AND config_id = ?`,
 			kind, ownerID, id); err != nil {
 			return err

@@ -43,6 +43,8 @@ type Store struct {
 	rs readStmts
 	// defaultLLMConfig is prepared at its first use (see lazyStmt).
 	defaultLLMConfig *lazyStmt
+	// configs caches the owners' default LLM configurations.
+	configs configCache
 	// slots are the users' turn slots, in memory (see turnSlots).
 	slots turnSlots
 	now   func() time.Time

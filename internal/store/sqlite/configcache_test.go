@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"agentchat/internal/store"
+)
+
+// testClock is a clock the test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// The cached default LLM configuration follows every write made through
+// the same Store at once, and a write by another process on the same file
+// within defaultConfigTTL.
+func TestDefaultLLMConfigCache(t *testing.T) {
+	ctx := context.Background()
+	owner := store.UserOwner("alice")
+	type env struct {
+		s, other *Store
+		clock    *testClock
+	}
+	modelOf := func(t *testing.T, s *Store) string {
+		t.Helper()
+		c, err := s.DefaultLLMConfig(ctx, owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return "(none)"
+		}
+		if err != nil {
+			t.Fatalf("DefaultLLMConfig: %v", err)
+		}
+		m, _ := c.Config["model"].(string)
+		return m
+	}
+	create := func(t *testing.T, s *Store, id, model string, isDefault bool) {
+		t.Helper()
+		c := &store.LLMConfig{ID: id, Owner: owner, Name: id, ModelType: "text", IsDefault: isDefault,
+			Config: map[string]any{"model": model}}
+		if err := s.CreateLLMConfig(ctx, c); err != nil {
+			t.Fatalf("CreateLLMConfig %s: %v", id, err)
+		}
+	}
+	update := func(t *testing.T, s *Store, id, model string) {
+		t.Helper()
+		c := &store.LLMConfig{ID: id, Owner: owner, Name: id, ModelType: "text", Config: map[string]any{"model": model}}
+		if _, err := s.UpdateLLMConfig(ctx, c, 0); err != nil {
+			t.Fatalf("UpdateLLMConfig %s: %v", id, err)
+		}
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T, e env)
+	}{
+		{"update through the store is seen at once", func(t *testing.T, e env) {
+			create(t, e.s, "a", "m1", true)
+			if got := modelOf(t, e.s); got != "m1" {
+				t.Fatalf("model = %q, want m1", got)
+			}
+			update(t, e.s, "a", "m2")
+			if got := modelOf(t, e.s); got != "m2" {
+				t.Fatalf("model after update = %q, want m2", got)
+			}
+		}},
+		{"a cached absence ends with a create", func(t *testing.T, e env) {
+			if got := modelOf(t, e.s); got != "(none)" {
+				t.Fatalf("model = %q, want none", got)
+			}
+			create(t, e.s, "a", "m1", true)
+			if got := modelOf(t, e.s); got != "m1" {
+				t.Fatalf("model after create = %q, want m1", got)
+			}
+		}},
+		{"set default, unset default and delete are seen at once", func(t *testing.T, e env) {
+			create(t, e.s, "a", "m1", true)
+			create(t, e.s, "b", "m2", false)
+			_ = modelOf(t, e.s)
+			if _, err := e.s.SetDefaultLLMConfig(ctx, owner, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if got := modelOf(t, e.s); got != "m2" {
+				t.Fatalf("model after set default = %q, want m2", got)
+			}
+			if err := e.s.UnsetDefaultLLMConfig(ctx, owner, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if got := modelOf(t, e.s); got != "(none)" {
+				t.Fatalf("model after unset default = %q, want none", got)
+			}
+			if _, err := e.s.SetDefaultLLMConfig(ctx, owner, "a"); err != nil {
+				t.Fatal(err)
+			}
+			_ = modelOf(t, e.s)
+			if err := e.s.DeleteLLMConfig(ctx, owner, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if got := modelOf(t, e.s); got != "(none)" {
+				t.Fatalf("model after delete = %q, want none", got)
+			}
+		}},
+		{"another process's write is seen within the bound", func(t *testing.T, e env) {
+			create(t, e.s, "a", "m1", true)
+			_ = modelOf(t, e.s)
+			update(t, e.other, "a", "m2")
+			if got := modelOf(t, e.s); got != "m1" {
+				t.Fatalf("model right after the other store's update = %q, want the cached m1", got)
+			}
+			e.clock.add(defaultConfigTTL)
+			if got := modelOf(t, e.s); got != "m2" {
+				t.Fatalf("model after %v = %q, want m2", defaultConfigTTL, got)
+			}
+		}},
+		{"callers do not share the cached value", func(t *testing.T, e env) {
+			create(t, e.s, "a", "m1", true)
+			c, err := e.s.DefaultLLMConfig(ctx, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Config["model"] = "changed by a caller"
+			c.Name = "changed"
+			if got := modelOf(t, e.s); got != "m1" {
+				t.Fatalf("model = %q after a caller changed its copy, want m1", got)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &testClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+			s, path := openTemp(t, WithClock(clock.Now))
+			other, err := Open(ctx, path, WithClock(clock.Now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = other.Close() })
+			tc.run(t, env{s: s, other: other, clock: clock})
+		})
+	}
+}
