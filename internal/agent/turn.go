@@ -59,7 +59,11 @@ type Turn struct {
 	session *store.Session
 	// created: the session was made by StartTurn, so it has no history.
 	created bool
-	owner   string
+	// history is the session's history read with its lease (hasHistory),
+	// by a store that does both at once (store.TurnOpener).
+	history    []store.Message
+	hasHistory bool
+	owner      string
 	// mode is the turn's resolved agent mode (empty without modes).
 	mode    string
 	started atomic.Bool
@@ -163,6 +167,9 @@ func (t *Turn) open(ctx context.Context) error {
 		}
 		return err
 	}
+	if op, ok := store.Capability[store.TurnOpener](st); ok {
+		return t.openAtOnce(ctx, op)
+	}
 	key := *k
 	type got struct {
 		s   *store.Session
@@ -247,6 +254,26 @@ func (t *Turn) open(ctx context.Context) error {
 		t.release(ctx)
 	}
 	return fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
+}
+
+// openAtOnce is open on a store that takes the lease and reads the session
+// and its history in one call; the session is created when it is missing.
+func (t *Turn) openAtOnce(ctx context.Context, op store.TurnOpener) error {
+	k := t.req.Key
+	sess, hist, err := op.OpenTurn(ctx, k, t.owner, t.r.o.LeaseTTL, t.r.o.MaxHistory)
+	switch {
+	case err == nil:
+		t.session, t.history, t.hasHistory = sess, hist, true
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		cerr := t.create(ctx)
+		if errors.Is(cerr, store.ErrExists) {
+			// Created meanwhile, or another user's thread id.
+			return t.loadExisting(ctx, false)
+		}
+		return cerr
+	}
+	return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)
 }
 
 // create stores the new session with its lease held by the turn, in one
@@ -336,6 +363,12 @@ type turnRun struct {
 	userDone  bool
 
 	stats store.TurnStats
+
+	// finisher is the store's one-step end of a turn, if it has one: the
+	// final answer then waits in final and is stored by finish, with the
+	// statistics and the release of the lease, in one write.
+	finisher store.TurnFinisher
+	final    *store.Message
 }
 
 // Run executes the turn, calling emit for each event in order and from one
@@ -349,6 +382,7 @@ type turnRun struct {
 // failure, a store failure and MaxSteps end it with an EventError.
 func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	tr := &turnRun{t: t, base: ctx, stats: store.TurnStats{Turns: 1}, userKick: make(chan struct{})}
+	tr.finisher, _ = store.Capability[store.TurnFinisher](t.r.o.Store)
 	em := &emitter{fn: func(e Event) {
 		tr.kickUser()
 		emit(e)
@@ -384,7 +418,7 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 
 	cancel(nil)
 	watch.Wait()
-	tr.finish(errMsg)
+	errMsg = tr.finish(errMsg)
 	if errMsg != "" {
 		em.emit(Event{Type: EventError, Error: errMsg})
 	}
@@ -400,7 +434,9 @@ func (tr *turnRun) run() string {
 	var hist []store.Message
 	var histErr error
 	var wg sync.WaitGroup
-	if !t.created {
+	if t.hasHistory {
+		hist = t.history
+	} else if !t.created {
 		wg.Go(func() {
 			hist, histErr = o.Store.ListMessages(ctx, t.req.Key, o.MaxHistory)
 		})
@@ -485,7 +521,7 @@ func (tr *turnRun) run() string {
 	}
 	switch out {
 	case outFinal:
-		if s := t.session; s.Title == store.DefaultTitle && !s.TitleSetByUser {
+		if tr.wantsTitle() {
 			tr.title(firstUserMessage(hist, t.req.Message), t.req.Message, res.Content)
 		}
 		return ""
@@ -526,6 +562,14 @@ func (tr *turnRun) saveEarly(msgs []store.Message) {
 	if err := tr.persist(msgs); err != nil && !tr.gone() {
 		tr.t.r.log.ErrorContext(tr.ctx, "save user message", "session", tr.t.req.Key.ThreadID, "err", err)
 	}
+}
+
+// wantsTitle reports whether the turn generates the session's title once
+// its answer is final: the session still has the default title, which the
+// user did not set.
+func (tr *turnRun) wantsTitle() bool {
+	s := tr.t.session
+	return s.Title == store.DefaultTitle && !s.TitleSetByUser
 }
 
 // gone reports whether the session was deleted during the turn.
@@ -572,6 +616,10 @@ func (tr *turnRun) waitUser() error {
 	return tr.userErr
 }
 
+// saveFailedText is the error a turn reports when a step of the
+// conversation could not be stored.
+const saveFailedText = "Could not save the conversation."
+
 // persistCtx bounds a store write that must happen even when the turn's
 // context ended (client gone, abort, deadline).
 func (tr *turnRun) persistCtx() (context.Context, context.CancelFunc) {
@@ -588,7 +636,7 @@ func (tr *turnRun) persist(msgs []store.Message) error {
 			// Deleted before the watcher noticed: stop the turn quietly.
 			tr.cancel(errSessionGone)
 		}
-		return &userError{msg: "Could not save the conversation.", err: fmt.Errorf("append messages to session %s: %w", tr.t.req.Key.ThreadID, err)}
+		return &userError{msg: saveFailedText, err: fmt.Errorf("append messages to session %s: %w", tr.t.req.Key.ThreadID, err)}
 	}
 	// Only the turn's goroutine and the user-message goroutine (which
 	// finishes before any other append) get here.
@@ -619,6 +667,12 @@ func (tr *turnRun) saveAssistant(id string, res *llm.Result, interrupted bool) e
 	if len(meta) > 0 {
 		m.Metadata = meta
 	}
+	if tr.finisher != nil && !interrupted && len(res.ToolCalls) == 0 && !tr.wantsTitle() {
+		// The final answer: finish stores it (unless a title is made
+		// first, an LLM call that the answer is not kept waiting for).
+		tr.final = &m
+		return nil
+	}
 	return tr.persist([]store.Message{m})
 }
 
@@ -640,14 +694,13 @@ func (tr *turnRun) saveTools(results []toolResult) error {
 	return tr.persist(msgs)
 }
 
-// finish writes the turn's statistics once and releases the lease, with a
-// context that outlives the turn's. A deleted session gets no statistics.
-func (tr *turnRun) finish(errMsg string) {
+// finish writes the turn's statistics once (with the final answer when it
+// waits in tr.final) and releases the lease, with a context that outlives
+// the turn's, and returns the error text to report: errMsg, or a failure
+// to store the final answer. A deleted session gets no statistics.
+func (tr *turnRun) finish(errMsg string) string {
 	t, log := tr.t, tr.t.r.log
 	tr.waitUser()
-	if errMsg != "" {
-		tr.stats.Errors = 1
-	}
 	if l := tr.l; l != nil {
 		l.mu.Lock()
 		tr.stats.LLMCalls = l.llmCalls
@@ -660,20 +713,63 @@ func (tr *turnRun) finish(errMsg string) {
 	}
 	ctx, cancel := tr.persistCtx()
 	defer cancel()
-	if tr.gone() {
+	// Before the done event: a client that saw it may start another turn.
+	defer t.slot.release(ctx)
+	deleted := func() {
 		log.InfoContext(ctx, "session deleted during the turn; statistics not written", "session", t.req.Key.ThreadID)
-	} else if err := t.r.o.Store.AddTurnStats(ctx, t.req.Key, tr.stats); err != nil {
+	}
+	if tr.gone() {
+		deleted()
+		tr.releaseLease(ctx)
+		return errMsg
+	}
+	if tr.finisher != nil {
+		stats := tr.stats
+		var msgs []store.Message
+		if m := tr.final; m != nil {
+			msgs = []store.Message{*m}
+			stats.Messages++
+			if m.CreatedAt.After(stats.LastMessageAt) {
+				stats.LastMessageAt = m.CreatedAt
+			}
+		}
+		if errMsg != "" {
+			stats.Errors = 1
+		}
+		_, err := tr.finisher.FinishTurn(ctx, t.req.Key, t.owner, msgs, stats)
+		switch {
+		case err == nil:
+			return errMsg
+		case errors.Is(err, store.ErrNotFound):
+			deleted()
+			return errMsg
+		}
+		log.ErrorContext(ctx, "finish turn", "session", t.req.Key.ThreadID, "err", err)
+		if len(msgs) > 0 && errMsg == "" {
+			errMsg = saveFailedText
+		}
+		// What can still be stored is, call by call.
+	}
+	if errMsg != "" {
+		tr.stats.Errors = 1
+	}
+	if err := t.r.o.Store.AddTurnStats(ctx, t.req.Key, tr.stats); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			log.InfoContext(ctx, "session deleted during the turn; statistics not written", "session", t.req.Key.ThreadID)
+			deleted()
 		} else {
 			log.ErrorContext(ctx, "write turn statistics", "session", t.req.Key.ThreadID, "err", err)
 		}
 	}
+	tr.releaseLease(ctx)
+	return errMsg
+}
+
+// releaseLease frees the turn's lease, logging a failure.
+func (tr *turnRun) releaseLease(ctx context.Context) {
+	t := tr.t
 	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
-		log.ErrorContext(ctx, "release session lease", "session", t.req.Key.ThreadID, "err", err)
+		t.r.log.ErrorContext(ctx, "release session lease", "session", t.req.Key.ThreadID, "err", err)
 	}
-	// Before the done event: a client that saw it may start another turn.
-	t.slot.release(ctx)
 }
 
 // watch polls the abort flag (and reads it at once when the store notifies

@@ -37,6 +37,9 @@ type notifyingStore struct {
 	watchers map[threadRef]map[chan struct{}]struct{}
 }
 
+// Unwrap implements Wrapper.
+func (s *notifyingStore) Unwrap() Store { return s.Store }
+
 // RequestAbort implements Leases and notifies the session's watchers once
 // the flag is stored.
 func (s *notifyingStore) RequestAbort(ctx context.Context, k Key) error {

@@ -44,20 +44,26 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	if err != nil {
 		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
 	}
-	now := t.UTC().Format(timeLayout)
-	cutoff := t.Add(-store.AbortGrace).UTC().Format(timeLayout)
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.ws.acquireLease).ExecContext(ctx,
-			owner, until, k.ProjectID, k.ThreadID, k.UserID, owner, now, cutoff)
-		if err != nil {
-			return err
-		}
-		return leaseRefused(ctx, tx, k, res)
+		return s.acquireLeaseTx(ctx, tx, k, owner, t, until)
 	})
 	if err != nil {
 		return fmt.Errorf("acquire lease on session %s: %w", k.ThreadID, err)
 	}
 	return nil
+}
+
+// acquireLeaseTx takes the lease in tx (see AcquireLease) at now until
+// until (leaseUntil's results).
+func (s *Store) acquireLeaseTx(ctx context.Context, tx *sql.Tx, k store.Key, owner string, now time.Time, until string) error {
+	nowText := now.UTC().Format(timeLayout)
+	cutoff := now.Add(-store.AbortGrace).UTC().Format(timeLayout)
+	res, err := tx.StmtContext(ctx, s.ws.acquireLease).ExecContext(ctx,
+		owner, until, k.ProjectID, k.ThreadID, k.UserID, owner, nowText, cutoff)
+	if err != nil {
+		return err
+	}
+	return leaseRefused(ctx, tx, k, res)
 }
 
 // RenewLease extends the owner's lease to now+ttl; store.ErrLeaseLost when

@@ -314,38 +314,44 @@ func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats
 		return fmt.Errorf("add turn stats to session %s: last_message_at: %w", k.ThreadID, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		var toolCallsText string
-		err := tx.StmtContext(ctx, s.ws.toolCallStats).QueryRowContext(ctx, keyArgs(k)...).Scan(&toolCallsText)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if len(d.ToolCalls) > 0 {
-			toolCalls := map[string]int64{}
-			if toolCallsText != "" {
-				if err := json.Unmarshal([]byte(toolCallsText), &toolCalls); err != nil {
-					return fmt.Errorf("decode tool call stats: %w", err)
-				}
-			}
-			for name, n := range d.ToolCalls {
-				toolCalls[name] += n
-			}
-			if toolCallsText, err = encJSON(toolCalls); err != nil {
-				return fmt.Errorf("encode tool call stats: %w", err)
-			}
-		}
-		_, err = tx.StmtContext(ctx, s.ws.addTurnStats).ExecContext(ctx,
-			d.Messages, d.LLMCalls, d.InputTokens, d.OutputTokens, d.InputTokens+d.OutputTokens,
-			d.Errors, d.AbortedTurns, d.Turns, toolCallsText, s.nowText(), last, last,
-			k.ProjectID, k.ThreadID, k.UserID)
-		return err
+		return s.addTurnStatsTx(ctx, tx, k, d, last)
 	})
 	if err != nil {
 		return fmt.Errorf("add turn stats to session %s: %w", k.ThreadID, err)
 	}
 	return nil
+}
+
+// addTurnStatsTx adds d to the session's counters in tx; last is
+// d.LastMessageAt encoded. store.ErrNotFound when there is no session.
+func (s *Store) addTurnStatsTx(ctx context.Context, tx *sql.Tx, k store.Key, d store.TurnStats, last string) error {
+	var toolCallsText string
+	err := tx.StmtContext(ctx, s.ws.toolCallStats).QueryRowContext(ctx, keyArgs(k)...).Scan(&toolCallsText)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if len(d.ToolCalls) > 0 {
+		toolCalls := map[string]int64{}
+		if toolCallsText != "" {
+			if err := json.Unmarshal([]byte(toolCallsText), &toolCalls); err != nil {
+				return fmt.Errorf("decode tool call stats: %w", err)
+			}
+		}
+		for name, n := range d.ToolCalls {
+			toolCalls[name] += n
+		}
+		if toolCallsText, err = encJSON(toolCalls); err != nil {
+			return fmt.Errorf("encode tool call stats: %w", err)
+		}
+	}
+	_, err = tx.StmtContext(ctx, s.ws.addTurnStats).ExecContext(ctx,
+		d.Messages, d.LLMCalls, d.InputTokens, d.OutputTokens, d.InputTokens+d.OutputTokens,
+		d.Errors, d.AbortedTurns, d.Turns, toolCallsText, s.nowText(), last, last,
+		k.ProjectID, k.ThreadID, k.UserID)
+	return err
 }
 
 // DeleteSession removes the session, its messages, lease and abort flag.

@@ -26,13 +26,11 @@ type readStmts struct {
 
 func (r *readStmts) defs() []stmtDef {
 	return []stmtDef{
-		{"get session", &r.getSession, `SELECT ` + sessionCols + ` FROM sessions WHERE ` + keyWhere},
+		{"get session", &r.getSession, getSessionQuery},
 		{"abort requested", &r.abortRequested, `SELECT abort_requested FROM sessions WHERE ` + keyWhere},
 		{"api key by hash", &r.apiKeyByHash, `SELECT ` + apiKeyCols + ` FROM api_keys WHERE hash = ?`},
 		{"read msg seq", &r.msgSeq, `SELECT msg_seq FROM sessions WHERE ` + keyWhere},
-		// A negative LIMIT is no limit.
-		{"list messages", &r.listMessages, `SELECT seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at
-FROM messages WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq DESC LIMIT ?`},
+		{"list messages", &r.listMessages, listMessagesQuery},
 	}
 }
 
@@ -54,6 +52,10 @@ type writeStmts struct {
 	setMsgSeq     *sql.Stmt
 	toolCallStats *sql.Stmt
 	addTurnStats  *sql.Stmt
+	// getSession and listMessages read inside the write transaction of
+	// OpenTurn.
+	getSession   *sql.Stmt
+	listMessages *sql.Stmt
 }
 
 func (w *writeStmts) defs() []stmtDef {
@@ -89,8 +91,18 @@ WHERE ` + keyWhere},
 	tool_calls = ?, updated_at = ?,
 	last_message_at = CASE WHEN ? = '' THEN last_message_at ELSE ? END
 WHERE ` + keyWhere},
+		{"get session (writer)", &w.getSession, getSessionQuery},
+		{"list messages (writer)", &w.listMessages, listMessagesQuery},
 	}
 }
+
+// The queries prepared on both the reader pool and the writer.
+const (
+	getSessionQuery = `SELECT ` + sessionCols + ` FROM sessions WHERE ` + keyWhere
+	// A negative LIMIT is no limit.
+	listMessagesQuery = `SELECT seq, id, role, content, name, tool_call_id, tool_calls, metadata, created_at
+FROM messages WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq DESC LIMIT ?`
+)
 
 // stmtDef is a statement to prepare into a field.
 type stmtDef struct {

@@ -58,6 +58,10 @@ type clocked struct {
 	clock *Clock
 }
 
+// Unwrap implements store.Wrapper, so that the suite finds the optional
+// interfaces of the store under test.
+func (c clocked) Unwrap() store.Store { return c.Store }
+
 // WithClock marks s, which must read the current time from c.Now, as
 // driven by c, so that the suite can move its time forward. newStore must
 // return its stores through WithClock: the tests of the abort grace fail
@@ -113,6 +117,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	tests = append(tests, deviceLockTests...)
 	tests = append(tests, cutTurnTests...)
 	tests = append(tests, append(leaseHeldTests, turnSlotTests...)...)
+	tests = append(tests, oneStepTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))

@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/store"
+	"agentchat/internal/store/sqlite"
+)
+
+// stepStore is the harness's SQLite store (with its one-step calls,
+// store.TurnOpener and store.TurnFinisher) recording the calls a turn
+// makes; finishErr makes FinishTurn fail.
+type stepStore struct {
+	*sqlite.Store
+	mu        sync.Mutex
+	calls     []string
+	finishErr error
+}
+
+func (s *stepStore) record(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, name)
+}
+
+// took returns the recorded calls, sorted, and forgets them.
+func (s *stepStore) took() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Sorted(slices.Values(s.calls))
+	s.calls = nil
+	return out
+}
+
+func (s *stepStore) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, limit int) (*store.Session, []store.Message, error) {
+	s.record("OpenTurn")
+	return s.Store.OpenTurn(ctx, k, owner, ttl, limit)
+}
+
+func (s *stepStore) FinishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats) ([]store.Message, error) {
+	s.record("FinishTurn")
+	if s.finishErr != nil {
+		return nil, s.finishErr
+	}
+	return s.Store.FinishTurn(ctx, k, owner, msgs, d)
+}
+
+func (s *stepStore) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
+	s.record("GetSession")
+	return s.Store.GetSession(ctx, k)
+}
+
+func (s *stepStore) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
+	s.record("AcquireLease")
+	return s.Store.AcquireLease(ctx, k, owner, ttl)
+}
+
+func (s *stepStore) ListMessages(ctx context.Context, k store.Key, limit int) ([]store.Message, error) {
+	s.record("ListMessages")
+	return s.Store.ListMessages(ctx, k, limit)
+}
+
+func (s *stepStore) AppendMessages(ctx context.Context, k store.Key, msgs []store.Message) ([]store.Message, error) {
+	s.record("AppendMessages")
+	return s.Store.AppendMessages(ctx, k, msgs)
+}
+
+func (s *stepStore) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats) error {
+	s.record("AddTurnStats")
+	return s.Store.AddTurnStats(ctx, k, d)
+}
+
+func (s *stepStore) ReleaseLease(ctx context.Context, k store.Key, owner string) error {
+	s.record("ReleaseLease")
+	return s.Store.ReleaseLease(ctx, k, owner)
+}
+
+// On a store with the one-step calls, a turn on an existing session opens
+// with one call (lease, session and history), stores the user message
+// beside the LLM call and ends with one call (answer, statistics, release);
+// a turn that makes the session's title stores its answer before the
+// title's LLM call; a failed end reports the answer unsaved and still frees
+// the session.
+func TestOneStepTurn(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		title     string // the session's title before the turn (empty: default)
+		finishErr error
+		wantCalls []string
+		wantError string // the turn's error event
+		wantSaved bool   // the answer is in the history afterwards
+	}{
+		{name: "titled session", title: "Lab work",
+			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenTurn"}, wantSaved: true},
+		{name: "title to make",
+			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTurn", "OpenTurn"}, wantSaved: true},
+		{name: "the end fails", title: "Lab work", finishErr: errors.New("disk full"),
+			wantCalls: []string{"AddTurnStats", "AppendMessages", "FinishTurn", "OpenTurn", "ReleaseLease"},
+			wantError: saveFailedText},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			st := &stepStore{Store: h.st}
+			h.rt.o.Store = st
+			k := newKey()
+			noErrT(t, h.st.CreateSession(ctx, &store.Session{ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID, Title: tc.title}))
+			_, err := h.st.AppendMessages(ctx, k, []store.Message{
+				{Role: store.RoleUser, Content: "earlier question"}, {Role: store.RoleAssistant, Content: "earlier answer"},
+			})
+			noErrT(t, err)
+			if tc.title != "" {
+				_, err := h.st.RenameSession(ctx, k, tc.title)
+				noErrT(t, err)
+			}
+			st.finishErr = tc.finishErr
+			h.llm.Enqueue(llmtest.Reply{Text: "The answer."}, llmtest.Reply{Text: "A title"})
+
+			ev := h.turn(k, "next question")
+
+			if got := st.took(); !slices.Equal(got, tc.wantCalls) {
+				t.Errorf("store calls %v, want %v", got, tc.wantCalls)
+			}
+			var errText string
+			for _, e := range ev {
+				if e.Type == EventError {
+					errText = e.Error
+				}
+			}
+			if errText != tc.wantError {
+				t.Errorf("error event %q, want %q", errText, tc.wantError)
+			}
+			reqs := h.llm.Requests()
+			if len(reqs) == 0 || !slices.ContainsFunc(reqs[0].Messages, func(m openai.ChatCompletionMessage) bool { return m.Content == "earlier answer" }) {
+				t.Errorf("the LLM request lacks the history read with the lease: %+v", reqs)
+			}
+			msgs := h.messages(k)
+			saved := slices.ContainsFunc(msgs, func(m store.Message) bool { return m.Content == "The answer." })
+			if saved != tc.wantSaved {
+				t.Errorf("answer saved = %v, want %v (history %+v)", saved, tc.wantSaved, msgs)
+			}
+			sess, err := h.st.GetSession(ctx, k)
+			noErrT(t, err)
+			if sess.Stats.Turns != 1 {
+				t.Errorf("turns = %d, want 1", sess.Stats.Turns)
+			}
+			if tc.wantError != "" && sess.Stats.Errors != 1 {
+				t.Errorf("errors = %d, want 1", sess.Stats.Errors)
+			}
+			// The session is free again.
+			if err := h.st.AcquireLease(ctx, k, "next-turn", time.Minute); err != nil {
+				t.Errorf("lease after the turn: %v", err)
+			}
+			if err := h.st.ReleaseLease(ctx, k, "next-turn"); err != nil {
+				t.Fatal(err)
+			}
+			// The message count matches the stored messages.
+			if _, _, err := h.st.OpenTurn(ctx, k, "check", time.Minute, 0); err != nil {
+				t.Fatal(err)
+			}
+			if sess, err = h.st.GetSession(ctx, k); err != nil || sess.MessageCount != int64(len(h.messages(k))) {
+				t.Errorf("message count %d, stored %d (%v)", sess.MessageCount, len(h.messages(k)), err)
+			}
+		})
+	}
+}
+
+func noErrT(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// A turn on a session makes a fixed series of store calls: take the lease,
+// read the session and its history, append the messages, add the
+// statistics and release the lease. A store whose writes are transactions
+// on one database (SQLite) can make several of them one transaction, which
+// costs less than each alone; the optional interfaces below say so, and the
+// agent runtime uses them when the store has them (see Capability). A
+// store without them is used call by call, as the interfaces above define.
+
+// TurnOpener is a Store that opens a turn on an existing session in one
+// step.
+type TurnOpener interface {
+	// OpenTurn takes the session's lease for owner until now+ttl, exactly
+	// as Leases.AcquireLease (same errors: ErrNotFound, a *LeaseHeldError),
+	// and returns the session and its last historyLimit committed messages
+	// (as Messages.ListMessages; historyLimit <= 0 means all), read at the
+	// moment the lease was taken, so that no other turn wrote in between.
+	OpenTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int) (*Session, []Message, error)
+}
+
+// TurnFinisher is a Store that ends a turn in one step.
+type TurnFinisher interface {
+	// FinishTurn appends msgs (as Messages.AppendMessages, none is
+	// allowed), adds d to the session's counters (as
+	// Sessions.AddTurnStats) and releases owner's lease (as
+	// Leases.ReleaseLease) atomically, and returns the appended messages.
+	// ErrNotFound, with nothing written, when the session does not exist.
+	FinishTurn(ctx context.Context, k Key, owner string, msgs []Message, d TurnStats) ([]Message, error)
+}
+
+// Wrapper is a Store that adds behaviour around another one (such as
+// WithAbortNotifications); Unwrap returns that one.
+type Wrapper interface {
+	Unwrap() Store
+}
+
+// Capability returns st as a T (one of the optional interfaces, such as
+// TurnOpener), looking through the Stores it wraps (Wrapper) when st itself
+// is not one: a wrapper changes the methods it defines, never these.
+func Capability[T any](st Store) (T, bool) {
+	for st != nil {
+		if c, ok := st.(T); ok {
+			return c, true
+		}
+		w, ok := st.(Wrapper)
+		if !ok {
+			break
+		}
+		st = w.Unwrap()
+	}
+	var none T
+	return none, false
+}

@@ -1,0 +1,139 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"agentchat/internal/store"
+)
+
+// ---- the optional one-step turn calls (store.TurnOpener, store.TurnFinisher) ----
+
+// oneStepTests are the tests of the optional interfaces, run by Run; a
+// store without one skips its test.
+var oneStepTests = []struct {
+	name string
+	fn   func(t *testing.T, s store.Store)
+}{
+	{"OpenTurn", testOpenTurn},
+	{"FinishTurn", testFinishTurn},
+}
+
+// testOpenTurn: OpenTurn takes the lease as AcquireLease does and returns
+// the session and the history ListMessages returns.
+func testOpenTurn(t *testing.T, s store.Store) {
+	op, ok := store.Capability[store.TurnOpener](s)
+	if !ok {
+		t.Skip("the store has no OpenTurn")
+	}
+	ctx := t.Context()
+	p := newProject()
+	k := newKey(p, "alice")
+	create(t, s, k, func(s *store.Session) { s.Title = "kept" })
+	appendMsgs(t, s, k, textMsg(store.RoleUser, "1"), textMsg(store.RoleAssistant, "2"), textMsg(store.RoleUser, "3"))
+
+	cases := []struct {
+		name    string
+		limit   int
+		want    []string
+		wantErr error
+		key     store.Key
+		owner   string
+	}{
+		{name: "all messages", limit: 0, want: []string{"1", "2", "3"}, key: k, owner: "A"},
+		{name: "same owner again, last two", limit: 2, want: []string{"2", "3"}, key: k, owner: "A"},
+		{name: "held by another owner", key: k, owner: "B", wantErr: store.ErrLeaseHeld},
+		{name: "no such session", key: newKey(p, "alice"), owner: "A", wantErr: store.ErrNotFound},
+		{name: "another user's session", key: store.Key{ProjectID: p, UserID: "bob", ThreadID: k.ThreadID}, owner: "C", wantErr: store.ErrNotFound},
+	}
+	for _, tc := range cases {
+		sess, hist, err := op.OpenTurn(ctx, tc.key, tc.owner, time.Hour, tc.limit)
+		if tc.wantErr != nil {
+			wantErr(t, tc.name, err, tc.wantErr)
+			var held *store.LeaseHeldError
+			if errors.Is(tc.wantErr, store.ErrLeaseHeld) && !errors.As(err, &held) {
+				t.Errorf("%s: %v (%T) is not a *store.LeaseHeldError", tc.name, err, err)
+			}
+			continue
+		}
+		noErr(t, tc.name, err)
+		if sess.ThreadID != k.ThreadID || sess.Title != "kept" {
+			t.Errorf("%s: session %+v, want thread %s titled kept", tc.name, sess, k.ThreadID)
+		}
+		want := listMsgs(t, s, k, tc.limit)
+		if len(hist) != len(tc.want) || len(want) != len(tc.want) {
+			t.Fatalf("%s: %d messages (ListMessages %d), want %d", tc.name, len(hist), len(want), len(tc.want))
+		}
+		for i := range hist {
+			if hist[i].Content != tc.want[i] {
+				t.Errorf("%s: message %d = %q, want %q", tc.name, i, hist[i].Content, tc.want[i])
+			}
+			if d := diffMessage(want[i], hist[i]); d != "" {
+				t.Errorf("%s: message %d differs from ListMessages: %s", tc.name, i, d)
+			}
+		}
+	}
+	// The lease is held: AcquireLease by another owner is refused.
+	wantErr(t, "AcquireLease(B) after OpenTurn(A)", s.AcquireLease(ctx, k, "B", time.Hour), store.ErrLeaseHeld)
+	noErr(t, "ReleaseLease(A)", s.ReleaseLease(ctx, k, "A"))
+	if _, _, err := op.OpenTurn(ctx, k, "B", time.Hour, 0); err != nil {
+		t.Errorf("OpenTurn(B) after the release: %v", err)
+	}
+}
+
+// testFinishTurn: FinishTurn appends, adds the statistics and releases the
+// lease at once, or changes nothing.
+func testFinishTurn(t *testing.T, s store.Store) {
+	fin, ok := store.Capability[store.TurnFinisher](s)
+	if !ok {
+		t.Skip("the store has no FinishTurn")
+	}
+	ctx := t.Context()
+	p := newProject()
+	k := newKey(p, "alice")
+	create(t, s, k, nil)
+	appendMsgs(t, s, k, textMsg(store.RoleUser, "question"))
+	noErr(t, "AcquireLease(A)", s.AcquireLease(ctx, k, "A", time.Hour))
+	// The lease take may reconcile the count with the stored messages.
+	base := get(t, s, k).MessageCount
+
+	// A message the store refuses: nothing is written, the lease stays.
+	_, err := fin.FinishTurn(ctx, k, "A", []store.Message{textMsg("narrator", "x")}, store.TurnStats{Turns: 1, Messages: 1})
+	if err == nil {
+		t.Fatal("FinishTurn with an unknown role: no error")
+	}
+	if got := get(t, s, k); got.Stats.Turns != 0 || got.MessageCount != base {
+		t.Errorf("a refused FinishTurn changed the counters: turns %d, messages %d", got.Stats.Turns, got.MessageCount)
+	}
+	wantErr(t, "AcquireLease(B) after a refused FinishTurn", s.AcquireLease(ctx, k, "B", time.Hour), store.ErrLeaseHeld)
+
+	last := time.Now().UTC()
+	out, err := fin.FinishTurn(ctx, k, "A", []store.Message{{Role: store.RoleAssistant, Content: "answer", CreatedAt: last}},
+		store.TurnStats{Turns: 1, Messages: 1, LLMCalls: 1, InputTokens: 10, OutputTokens: 4, LastMessageAt: last})
+	noErr(t, "FinishTurn", err)
+	if len(out) != 1 || out[0].ID == "" || out[0].Seq == 0 {
+		t.Fatalf("FinishTurn returned %+v, want one message with its id and seq", out)
+	}
+	hist := listMsgs(t, s, k, 0)
+	if len(hist) != 2 || hist[1].Content != "answer" || hist[1].Seq != out[0].Seq {
+		t.Fatalf("history after FinishTurn: %+v", hist)
+	}
+	got := get(t, s, k)
+	if got.Stats.Turns != 1 || got.MessageCount != base+1 || got.LLMCallsCount != 1 || got.TotalTokens != 14 || !timeEq(got.LastMessageAt, last) {
+		t.Errorf("counters after FinishTurn: %+v", got)
+	}
+	noErr(t, "AcquireLease(B) after FinishTurn", s.AcquireLease(ctx, k, "B", time.Hour))
+
+	// No messages: statistics and release only. Another owner's FinishTurn
+	// leaves B's lease alone.
+	_, err = fin.FinishTurn(ctx, k, "A", nil, store.TurnStats{Turns: 1, Errors: 1})
+	noErr(t, "FinishTurn(A) without messages", err)
+	wantErr(t, "AcquireLease(C) while B holds it", s.AcquireLease(ctx, k, "C", time.Hour), store.ErrLeaseHeld)
+	if got := get(t, s, k); got.Stats.Turns != 2 || got.Stats.Errors != 1 || len(listMsgs(t, s, k, 0)) != 2 {
+		t.Errorf("after FinishTurn without messages: turns %d errors %d", got.Stats.Turns, got.Stats.Errors)
+	}
+
+	_, err = fin.FinishTurn(ctx, newKey(p, "alice"), "A", []store.Message{textMsg(store.RoleAssistant, "x")}, store.TurnStats{Turns: 1})
+	wantErr(t, "FinishTurn(missing session)", err, store.ErrNotFound)
+}
