@@ -273,7 +273,13 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 			}
 		}
 	}()
+	contents := newContentEvents(sessionID)
 	turn.Run(r.Context(), func(ev agent.Event) {
+		if ev.Type == agent.EventContent {
+			// The event of every token, encoded by hand.
+			_ = s.Data(contents.encode(ev.Content, ev.MessageID))
+			return
+		}
 		out, ok := encode(ev, sessionID)
 		if !ok {
 			return

@@ -36,18 +36,6 @@ func TestTokenChunksMatchEncodingJSON(t *testing.T) {
 	}
 }
 
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range jsonStringSamples {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}
-
 func BenchmarkContentChunk(b *testing.B) {
 	cs := &completionStream{id: "chatcmpl-abcdefghijklmnop", created: 1700000000, model: "naked", includeUsage: true}
 	text := " linked"
