@@ -51,9 +51,14 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// client is the go-openai based Client.
+// client is the Client: streamed calls are sent and read by this
+// package (streamhttp.go, reqencode.go, ssereader.go), non-streamed ones
+// by go-openai.
 type client struct {
 	oc      *openai.Client
+	doer    *doer       // the HTTP client of both
+	chatURL string      // base URL + /chat/completions
+	header  http.Header // the headers of a streamed request
 	apiKey  string
 	model   string
 	timeout time.Duration // CallTimeout
@@ -111,9 +116,12 @@ func NewClient(cfg Config, opts ...Option) (Client, error) {
 	if c.backoff <= 0 {
 		c.backoff = DefaultRetryBackoff
 	}
+	c.doer = &doer{hc: o.httpClient}
+	c.chatURL = base + chatCompletionsPath
+	c.header = streamHeader(cfg.APIKey)
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = base
-	oc.HTTPClient = &doer{hc: o.httpClient}
+	oc.HTTPClient = c.doer
 	c.oc = openai.NewClientWithConfig(oc)
 	return c, nil
 }
@@ -136,12 +144,18 @@ func (c *client) Stream(ctx context.Context, req Request, onDelta func(Delta) er
 	if err != nil {
 		return &Result{}, err
 	}
+	// Checked and encoded once for every attempt; an error is the first
+	// attempt's, as when go-openai built the request.
+	body, bodyErr := streamBody(&oreq)
 	if onDelta == nil {
 		onDelta = func(Delta) error { return nil }
 	}
 	acc := &accumulator{}
 	return c.run(ctx, boundFirst, acc, func(actx context.Context, st *attemptState) error {
-		return c.streamOnce(actx, st, oreq, acc, onDelta)
+		if bodyErr != nil {
+			return bodyErr
+		}
+		return c.streamOnce(actx, st, body, acc, onDelta)
 	})
 }
 
@@ -285,14 +299,18 @@ func (c *client) retryDelay(ctx context.Context, limit time.Time, le *Error, n i
 	return wait, true
 }
 
-// streamOnce runs one streamed attempt.
-func (c *client) streamOnce(ctx context.Context, st *attemptState, oreq openai.ChatCompletionRequest,
+// streamOnce runs one streamed attempt, posting body.
+func (c *client) streamOnce(ctx context.Context, st *attemptState, body []byte,
 	acc *accumulator, onDelta func(Delta) error) error {
-	stream, err := c.oc.CreateChatCompletionStream(ctx, oreq)
+	resp, err := c.openStream(ctx, body)
 	if err != nil {
 		return err
 	}
-	defer stream.Close()
+	stream := newSSEReader(resp.Body)
+	defer func() {
+		_ = resp.Body.Close()
+		stream.release()
+	}()
 	emit := func(d Delta) error {
 		st.watch.token()
 		if err := onDelta(d); err != nil {
@@ -303,7 +321,7 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, oreq openai.C
 	var chunk streamChunk
 	for {
 		st.watch.waiting()
-		raw, err := stream.RecvRaw()
+		raw, err := stream.next()
 		st.watch.arrived()
 		if errors.Is(err, io.EOF) {
 			done := st.body == nil || st.body.endedWithDone()
@@ -466,8 +484,9 @@ type attemptState struct {
 	watch      *watch // the call's bounds
 }
 
-// doer is go-openai's HTTP client: it records Retry-After and watches the
-// stream's end for the attempt in the request context.
+// doer is the HTTP client of both paths (go-openai's for non-streamed
+// calls, openStream's for streamed ones): it records Retry-After and
+// watches the stream's end for the attempt in the request context.
 type doer struct{ hc *http.Client }
 
 // Do sends req.

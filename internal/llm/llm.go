@@ -1,7 +1,9 @@
-// Package llm talks to OpenAI-compatible chat completion servers through
-// go-openai: one Client per resolved LLM configuration, streaming with
-// tool-call accumulation and usage, retries before the first token, and
-// errors a person can read without secrets in them.
+// Package llm talks to OpenAI-compatible chat completion servers: one
+// Client per resolved LLM configuration, streaming with tool-call
+// accumulation and usage, retries before the first token, and errors a
+// person can read without secrets in them. It uses go-openai's types and
+// errors; non-streamed calls go through go-openai, streamed ones (the hot
+// path) are encoded and read by this package with go-openai's semantics.
 package llm
 
 import (
