@@ -59,6 +59,7 @@ type client struct {
 	doer    *doer       // the HTTP client of both
 	chatURL string      // base URL + /chat/completions
 	header  http.Header // the headers of a streamed request
+	schemas validJSON   // the tool schemas of its requests found valid
 	apiKey  string
 	model   string
 	timeout time.Duration // CallTimeout
@@ -146,7 +147,7 @@ func (c *client) Stream(ctx context.Context, req Request, onDelta func(Delta) er
 	}
 	// Checked and encoded once for every attempt; an error is the first
 	// attempt's, as when go-openai built the request.
-	body, bodyErr := streamBody(&oreq)
+	body, bodyErr := streamBody(&oreq, &c.schemas)
 	if onDelta == nil {
 		onDelta = func(Delta) error { return nil }
 	}

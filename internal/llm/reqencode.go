@@ -35,9 +35,9 @@ var encodeBufs = sync.Pool{New: func() any {
 // encoder gives up. The body is a fresh slice of its own: the HTTP
 // transport may read a request body after Do returns, and replays it
 // through GetBody, so it never goes back to a pool.
-func marshalChatRequest(r *openai.ChatCompletionRequest) ([]byte, error) {
+func marshalChatRequest(r *openai.ChatCompletionRequest, schemas *validJSON) ([]byte, error) {
 	bp := encodeBufs.Get().(*[]byte)
-	b, ok := appendChatRequest((*bp)[:0], r)
+	b, ok := appendChatRequest((*bp)[:0], r, schemas)
 	var out []byte
 	if ok {
 		out = bytes.Clone(b)
@@ -68,7 +68,7 @@ func onlyEncodedFields(r *openai.ChatCompletionRequest) bool {
 
 // appendChatRequest appends the JSON of r to b; false when r holds
 // something it leaves to json.Marshal.
-func appendChatRequest(b []byte, r *openai.ChatCompletionRequest) ([]byte, bool) {
+func appendChatRequest(b []byte, r *openai.ChatCompletionRequest, schemas *validJSON) ([]byte, bool) {
 	if !onlyEncodedFields(r) {
 		return b, false
 	}
@@ -123,7 +123,7 @@ func appendChatRequest(b []byte, r *openai.ChatCompletionRequest) ([]byte, bool)
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, ok = appendTool(b, &r.Tools[i]); !ok {
+			if b, ok = appendTool(b, &r.Tools[i], schemas); !ok {
 				return b, false
 			}
 		}
@@ -266,7 +266,7 @@ func appendToolCall(b []byte, tc *openai.ToolCall) []byte {
 // appendTool writes an openai.Tool as its MarshalJSON does: type, and
 // function when set. A tool with Responses API properties (Parameters)
 // goes through json.Marshal, which also refuses the reserved keys.
-func appendTool(b []byte, t *openai.Tool) ([]byte, bool) {
+func appendTool(b []byte, t *openai.Tool, schemas *validJSON) ([]byte, bool) {
 	if len(t.Parameters) > 0 {
 		return appendMarshal(b, *t)
 	}
@@ -281,7 +281,7 @@ func appendTool(b []byte, t *openai.Tool) ([]byte, bool) {
 		}
 		b = append(b, `,"parameters":`...)
 		var ok bool
-		if b, ok = appendSchema(b, f.Parameters); !ok {
+		if b, ok = appendSchema(b, f.Parameters, schemas); !ok {
 			return b, false
 		}
 		b = append(b, '}')
@@ -293,7 +293,7 @@ func appendTool(b []byte, t *openai.Tool) ([]byte, bool) {
 // it is known to be valid JSON (json.Marshal would only compact it), nil as
 // null, any other value through json.Marshal. An invalid RawMessage (an
 // empty one included) is left to json.Marshal, which reports it.
-func appendSchema(b []byte, v any) ([]byte, bool) {
+func appendSchema(b []byte, v any, schemas *validJSON) ([]byte, bool) {
 	switch p := v.(type) {
 	case nil:
 		return append(b, "null"...), true
@@ -301,7 +301,7 @@ func appendSchema(b []byte, v any) ([]byte, bool) {
 		if p == nil {
 			return append(b, "null"...), true
 		}
-		if !json.Valid(p) {
+		if !schemas.valid(p) {
 			return b, false
 		}
 		return append(b, p...), true

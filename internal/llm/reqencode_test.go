@@ -39,8 +39,8 @@ func decodeJSON(t *testing.T, b []byte) any {
 func sameAsMarshal(t *testing.T, r *openai.ChatCompletionRequest) bool {
 	t.Helper()
 	want, wantErr := json.Marshal(r)
-	got, gotErr := marshalChatRequest(r)
-	_, hand := appendChatRequest(nil, r)
+	got, gotErr := marshalChatRequest(r, nil)
+	_, hand := appendChatRequest(nil, r, nil)
 	if wantErr != nil || gotErr != nil {
 		if wantErr == nil || gotErr == nil || gotErr.Error() != wantErr.Error() {
 			t.Fatalf("error %v, json.Marshal's %v", gotErr, wantErr)
@@ -183,7 +183,7 @@ func TestEncoderMatchesJSONMarshal(t *testing.T) {
 func TestEncoderErrorsAreGoOpenAIs(t *testing.T) {
 	r := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{
 		{Role: "user", Content: "x", MultiContent: []openai.ChatMessagePart{{Text: "y"}}}}}
-	_, err := marshalChatRequest(&r)
+	_, err := marshalChatRequest(&r, nil)
 	if !errors.Is(err, openai.ErrContentFieldsMisused) {
 		t.Fatalf("error %v", err)
 	}
@@ -200,7 +200,7 @@ func TestEncoderCoversRequestFields(t *testing.T) {
 	encoded := []string{"Model", "Messages", "MaxTokens", "MaxCompletionTokens", "Temperature", "Stream",
 		"Stop", "Tools", "ToolChoice", "StreamOptions"}
 	base := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}}
-	if _, ok := appendChatRequest(nil, &base); !ok {
+	if _, ok := appendChatRequest(nil, &base, nil); !ok {
 		t.Fatal("the base request falls back")
 	}
 	var visit func(v reflect.Value, path string)
@@ -218,7 +218,7 @@ func TestEncoderCoversRequestFields(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				r := base
 				setNonEmpty(t, reflect.ValueOf(&r).Elem().FieldByIndex(fieldIndex(t, name)))
-				if _, ok := appendChatRequest(nil, &r); ok {
+				if _, ok := appendChatRequest(nil, &r, nil); ok {
 					t.Fatalf("%s is set but the hand encoder does not fall back to json.Marshal", name)
 				}
 				sameAsMarshal(t, &r)
@@ -306,13 +306,13 @@ func TestEncoderKnowsEveryField(t *testing.T) {
 func TestEncoderBufferReuse(t *testing.T) {
 	r1 := openai.ChatCompletionRequest{Model: "first", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "one"}}}
 	r2 := openai.ChatCompletionRequest{Model: "second", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "two"}}}
-	b1, err := marshalChatRequest(&r1)
+	b1, err := marshalChatRequest(&r1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	keep := bytes.Clone(b1)
 	for range 10 {
-		if _, err := marshalChatRequest(&r2); err != nil {
+		if _, err := marshalChatRequest(&r2, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -403,7 +403,16 @@ func BenchmarkEncodeRequest(b *testing.B) {
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := marshalChatRequest(&r); err != nil {
+			if _, err := marshalChatRequest(&r, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hand-known-schemas", func(b *testing.B) {
+		var schemas validJSON
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := marshalChatRequest(&r, &schemas); err != nil {
 				b.Fatal(err)
 			}
 		}

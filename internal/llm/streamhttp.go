@@ -50,7 +50,7 @@ func completionOnlyModel(model string) bool {
 // streamBody checks r and encodes it as the body of a streamed call, in
 // go-openai's order and with its errors (which classify knows): the model,
 // the reasoning model rules, then the encoding.
-func streamBody(r *openai.ChatCompletionRequest) ([]byte, error) {
+func streamBody(r *openai.ChatCompletionRequest, schemas *validJSON) ([]byte, error) {
 	if completionOnlyModel(r.Model) {
 		return nil, openai.ErrChatCompletionInvalidModel
 	}
@@ -58,7 +58,7 @@ func streamBody(r *openai.ChatCompletionRequest) ([]byte, error) {
 	if err := openai.NewReasoningValidator().Validate(*r); err != nil {
 		return nil, err
 	}
-	return marshalChatRequest(r)
+	return marshalChatRequest(r, schemas)
 }
 
 // openStream posts body to the chat completions URL through the client's

@@ -166,7 +166,7 @@ func TestStreamCheckErrorsMatchGoOpenAI(t *testing.T) {
 				r.Messages = []openai.ChatCompletionMessage{{Role: "user", Content: "x"}}
 			}
 			_, want := goOpenAIClient(srv.URL, "").CreateChatCompletionStream(context.Background(), r)
-			_, got := streamBody(&r)
+			_, got := streamBody(&r, nil)
 			if want == nil || got == nil || got.Error() != want.Error() || reflect.TypeOf(got) != reflect.TypeOf(want) {
 				t.Fatalf("error %v (%T), go-openai %v (%T)", got, got, want, want)
 			}
@@ -217,7 +217,7 @@ func TestStreamErrorResponsesMatchGoOpenAI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, err := streamBody(&oreq)
+			body, err := streamBody(&oreq, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
