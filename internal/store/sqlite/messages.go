@@ -27,6 +27,7 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 	if err != nil {
 		return nil, fmt.Errorf("append to session %s: %w", k.ThreadID, err)
 	}
+	s.history.appended(threadRef{project: k.ProjectID, thread: k.ThreadID}, out)
 	return out, nil
 }
 

@@ -365,7 +365,7 @@ func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
 		if err != nil {
 			return err
 		}
-		return deleteThread(ctx, tx, k.ProjectID, k.ThreadID)
+		return s.deleteThread(ctx, tx, k.ProjectID, k.ThreadID)
 	})
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", k.ThreadID, err)
@@ -374,7 +374,8 @@ func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
 }
 
 // deleteThread removes a thread's messages, then its session row.
-func deleteThread(ctx context.Context, tx *sql.Tx, projectID, threadID string) error {
+func (s *Store) deleteThread(ctx context.Context, tx *sql.Tx, projectID, threadID string) error {
+	s.history.drop(threadRef{project: projectID, thread: threadID})
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE project_id = ? AND thread_id = ?`, projectID, threadID); err != nil {
 		return fmt.Errorf("delete messages: %w", err)
 	}
@@ -414,7 +415,7 @@ func (s *Store) DeleteProject(ctx context.Context, projectID string) error {
 				return err
 			}
 			for _, id := range threads {
-				if err := deleteThread(ctx, tx, projectID, id); err != nil {
+				if err := s.deleteThread(ctx, tx, projectID, id); err != nil {
 					return fmt.Errorf("thread %s: %w", id, err)
 				}
 			}

@@ -45,6 +45,8 @@ type Store struct {
 	defaultLLMConfig *lazyStmt
 	// configs caches the owners' default LLM configurations.
 	configs configCache
+	// history caches the ends of the sessions' histories (OpenTurn).
+	history historyCache
 	// slots are the users' turn slots, in memory (see turnSlots).
 	slots turnSlots
 	now   func() time.Time

@@ -56,6 +56,8 @@ type writeStmts struct {
 	// OpenTurn.
 	getSession   *sql.Stmt
 	listMessages *sql.Stmt
+	// messageID checks a cached history (historyTx).
+	messageID *sql.Stmt
 }
 
 func (w *writeStmts) defs() []stmtDef {
@@ -93,6 +95,7 @@ WHERE ` + keyWhere},
 WHERE ` + keyWhere},
 		{"get session (writer)", &w.getSession, getSessionQuery},
 		{"list messages (writer)", &w.listMessages, listMessagesQuery},
+		{"message id", &w.messageID, `SELECT id FROM messages WHERE project_id = ? AND thread_id = ? AND seq = ?`},
 	}
 }
 

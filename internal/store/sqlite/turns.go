@@ -21,7 +21,8 @@ var (
 )
 
 // OpenTurn implements store.TurnOpener: the lease, the session and its
-// history in one write transaction.
+// history in one write transaction (the history from historyCache when
+// it is current).
 func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int) (*store.Session, []store.Message, error) {
 	if owner == "" {
 		return nil, nil, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
@@ -43,7 +44,7 @@ func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		if err != nil {
 			return fmt.Errorf("read the session: %w", err)
 		}
-		hist, err = listMessagesTx(ctx, tx, s.ws.msgSeq, s.ws.listMessages, k, historyLimit)
+		hist, err = s.historyTx(ctx, tx, k, historyLimit)
 		if err != nil {
 			return fmt.Errorf("read the history: %w", err)
 		}
@@ -79,5 +80,6 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 	if err != nil {
 		return nil, fmt.Errorf("finish turn on session %s: %w", k.ThreadID, err)
 	}
+	s.history.appended(threadRef{project: k.ProjectID, thread: k.ThreadID}, out)
 	return out, nil
 }
