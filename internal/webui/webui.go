@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"regexp"
@@ -142,19 +141,27 @@ func AssetRefs(index []byte) []string {
 	return out
 }
 
+// contentTypes are the content types of the files a build writes to dist,
+// by extension. The console's own table rather than mime.TypeByExtension,
+// which reads the host's MIME tables (several hundred kB of heap, for
+// the rest of the process's life) and could answer differently per host.
+var contentTypes = map[string]string{
+	".html":        "text/html; charset=utf-8",
+	".js":          "text/javascript; charset=utf-8",
+	".css":         "text/css; charset=utf-8",
+	".txt":         "text/plain; charset=utf-8",
+	".json":        "application/json",
+	".map":         "application/json",
+	".webmanifest": "application/manifest+json",
+	".svg":         "image/svg+xml",
+	".png":         "image/png",
+	".ico":         "image/x-icon",
+	".woff2":       "font/woff2",
+}
+
 func newFile(name string, body []byte) (*file, error) {
-	ctype := mime.TypeByExtension(path.Ext(name))
-	switch path.Ext(name) {
-	case ".js":
-		ctype = "text/javascript; charset=utf-8"
-	case ".css":
-		ctype = "text/css; charset=utf-8"
-	case ".html":
-		ctype = "text/html; charset=utf-8"
-	case ".txt":
-		ctype = "text/plain; charset=utf-8"
-	}
-	if ctype == "" {
+	ctype, ok := contentTypes[path.Ext(name)]
+	if !ok {
 		ctype = "application/octet-stream"
 	}
 	sum := sha256.Sum256(body)
