@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	localserver.TuneGC(os.Getenv)
 	if path := os.Getenv(benche2e.EnvCPUProfile); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
