@@ -7,42 +7,24 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"agentchat/internal/manualclock"
 	"agentchat/internal/store"
 )
-
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 func TestTouchAtMostOncePerInterval(t *testing.T) {
 	keys := &memKeys{}
 	carol := newKey(t, keys, "k-carol", "carol", time.Time{}, time.Time{})
 	dave := newKey(t, keys, "k-dave", "dave", time.Time{}, time.Time{})
 	revoked := newKey(t, keys, "k-revoked", "erin", time.Time{}, t0.Add(-time.Minute))
-	clk := &testClock{t: t0}
-	a, err := NewAuthenticator(secret, keys, clk.now)
+	clk := manualclock.New(t0)
+	a, err := NewAuthenticator(secret, keys, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := NewJWTVerifier(secret, clk.now)
+	v, _ := NewJWTVerifier(secret, clk.Now)
 	jwt, _ := v.Issue("carol", time.Hour)
 
 	auth := func(cred string) {
@@ -70,7 +52,7 @@ func TestTouchAtMostOncePerInterval(t *testing.T) {
 	}
 	for _, tc := range steps {
 		for _, st := range tc.steps {
-			clk.set(t0.Add(st.at))
+			clk.Set(t0.Add(st.at))
 			auth(st.cred)
 		}
 		if _, err := a.Authenticate(context.Background(), "Bearer "+revoked); !errors.Is(err, ErrInvalidCredentials) {

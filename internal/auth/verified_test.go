@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"agentchat/internal/manualclock"
 )
 
 // A token that passed is remembered, and a remembered token is still
@@ -45,11 +46,8 @@ func TestVerifiedTokens(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var (
-				mu  sync.Mutex
-				now = t0
-			)
-			v, err := NewJWTVerifier(secret, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+			clk := manualclock.New(t0)
+			v, err := NewJWTVerifier(secret, clk.Now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,9 +58,7 @@ func TestVerifiedTokens(t *testing.T) {
 				"early":    rawToken(t, hs256("HS256"), map[string]any{"sub": "bob", "exp": exp.Unix(), "nbf": t0.Add(5 * time.Minute).Unix()}, secret, sha256.New),
 			}
 			for i, s := range tc.steps {
-				mu.Lock()
-				now = t0.Add(s.after)
-				mu.Unlock()
+				clk.Set(t0.Add(s.after))
 				sub, err := v.Verify(tokens[s.token])
 				switch {
 				case s.wantOK && (err != nil || sub != "bob"):

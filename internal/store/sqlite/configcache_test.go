@@ -3,30 +3,12 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
+	"agentchat/internal/manualclock"
 	"agentchat/internal/store"
 )
-
-// testClock is a clock the test moves by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // The cached default LLM configuration follows every write made through
 // the same Store at once, and a write by another process on the same file
@@ -36,7 +18,7 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 	owner := store.UserOwner("alice")
 	type env struct {
 		s, other *Store
-		clock    *testClock
+		clock    *manualclock.Clock
 	}
 	modelOf := func(t *testing.T, s *Store) string {
 		t.Helper()
@@ -122,7 +104,7 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 			if got := modelOf(t, e.s); got != "m1" {
 				t.Fatalf("model right after the other store's update = %q, want the cached m1", got)
 			}
-			e.clock.add(defaultConfigTTL)
+			e.clock.Add(defaultConfigTTL)
 			if got := modelOf(t, e.s); got != "m2" {
 				t.Fatalf("model after %v = %q, want m2", defaultConfigTTL, got)
 			}
@@ -142,7 +124,7 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &testClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+			clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 			s, path := openTemp(t, WithClock(clock.Now))
 			other, err := Open(ctx, path, WithClock(clock.Now))
 			if err != nil {
