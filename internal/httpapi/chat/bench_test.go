@@ -83,6 +83,8 @@ func newBenchStack(b *testing.B, reply llmtest.Reply) *benchStack {
 		"OPENAI_BASE_URL": fake.BaseURL(),
 		"OPENAI_API_KEY":  apiKey,
 		"OPENAI_MODEL":    "bench-model",
+		// One user opens heapStreams streams at once (BenchmarkHeapPerStream).
+		"MAX_TURNS_PER_USER": "1000",
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] }, config.LocalDefaults())
 	if err != nil {
