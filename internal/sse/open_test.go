@@ -70,22 +70,33 @@ func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
-// TestQueuedWritesShareOneDeadline: queued events and the flush after them
-// are under one deadline, set once and cleared by the flush; Close clears
-// a deadline that queued events left.
-func TestQueuedWritesShareOneDeadline(t *testing.T) {
+// TestWriteDeadlineRolls: one write deadline covers a run of events,
+// queued or flushed, and is moved only once less than half of the write
+// timeout is left (or a shorter timeout is set); Close clears it.
+func TestWriteDeadlineRolls(t *testing.T) {
 	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 	s := Open(rec)
 	for i := range 3 {
 		_ = s.QueueJSON(i)
 	}
-	_ = s.JSON(3)
-	if n := len(rec.deadlines); n != 2 || rec.deadlines[0].IsZero() || !rec.deadlines[1].IsZero() {
-		t.Fatalf("deadlines %v: want one set and one clear", rec.deadlines)
+	for i := range 20 {
+		_ = s.JSON(i)
 	}
-	_ = s.QueueJSON(4)
+	if n := len(rec.deadlines); n != 1 || rec.deadlines[0].IsZero() {
+		t.Fatalf("deadlines %v after 23 events: want one set", rec.deadlines)
+	}
+	s.SetWriteTimeout(10 * time.Millisecond)
+	_ = s.JSON("shorter timeout")
+	if n := len(rec.deadlines); n != 2 || rec.deadlines[1].After(time.Now().Add(10*time.Millisecond)) {
+		t.Fatalf("deadlines %v: a shorter timeout must move the deadline at the next write", rec.deadlines)
+	}
+	time.Sleep(20 * time.Millisecond) // the deadline is past: the next write moves it
+	_ = s.JSON("later")
+	if n := len(rec.deadlines); n != 3 || !rec.deadlines[2].After(rec.deadlines[1]) {
+		t.Fatalf("deadlines %v: an expiring deadline must be moved before a write", rec.deadlines)
+	}
 	s.Close()
 	if n := len(rec.deadlines); n != 4 || !rec.deadlines[3].IsZero() {
-		t.Fatalf("deadlines %v: Close must clear the one left by a queued event", rec.deadlines)
+		t.Fatalf("deadlines %v: Close must clear the deadline", rec.deadlines)
 	}
 }

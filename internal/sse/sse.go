@@ -29,8 +29,9 @@ type Stream struct {
 	stopped chan struct{}
 	buf     []byte
 	timeout time.Duration
-	// deadline is true while a write deadline is set.
-	deadline bool
+	// deadline is true while a write deadline is set, at deadlineAt.
+	deadline   bool
+	deadlineAt time.Time
 }
 
 // Header sets the SSE response headers on h.
@@ -212,14 +213,15 @@ func (s *Stream) Close() {
 	s.mu.Lock()
 	s.closed = true
 	if s.deadline {
-		// Queued events never flushed: no deadline may outlive the stream.
+		// No deadline may outlive the stream.
 		_ = s.rc.SetWriteDeadline(time.Time{})
 		s.deadline = false
 	}
 	s.mu.Unlock()
 }
 
-// WriteTimeout bounds one write to a client that stopped reading.
+// WriteTimeout bounds one write to a client that stopped reading (a write
+// gets at least half of it).
 const WriteTimeout = 30 * time.Second
 
 // ErrClosed is returned by writes after Close.
@@ -239,15 +241,20 @@ func (s *Stream) writeLocked(b []byte, flush bool) error {
 	if s.err != nil {
 		return s.err
 	}
-	// A client that stops reading must not block the producer forever: each
-	// write gets WriteTimeout, and the deadline is cleared after it so that
-	// a later response on the same connection is not cut by a stale one.
-	// The deadline covers the flush: that is where a small event really
-	// leaves (Write only fills the response's buffer). Queued writes share
-	// the deadline of the flush that follows them at once (set at the first
-	// write after a flush, cleared by the flush).
-	if !s.deadline {
-		s.deadline = s.rc.SetWriteDeadline(time.Now().Add(s.timeout)) == nil
+	// A client that stops reading must not block the producer forever: a
+	// write deadline covers every write and its flush (the flush is where a
+	// small event really leaves; Write only fills the response's buffer).
+	// It is set WriteTimeout ahead and moved only once less than half of it
+	// is left, so that a stream of tokens does not reset the connection's
+	// timer twice per event: a write gets between half of WriteTimeout and
+	// all of it. Close clears it, so that a later response on the same
+	// connection is not cut by a stale one.
+	now := time.Now()
+	if left := s.deadlineAt.Sub(now); !s.deadline || left < s.timeout/2 || left > s.timeout {
+		at := now.Add(s.timeout)
+		if s.rc.SetWriteDeadline(at) == nil {
+			s.deadline, s.deadlineAt = true, at
+		}
 	}
 	var err error
 	if len(b) > 0 {
@@ -260,15 +267,15 @@ func (s *Stream) writeLocked(b []byte, flush bool) error {
 			err = fmt.Errorf("flush sse event: %w", ferr)
 		}
 	}
-	if s.deadline && (flush || err != nil) {
-		_ = s.rc.SetWriteDeadline(time.Time{})
-		s.deadline = false
-	}
 	if err != nil {
+		if s.deadline {
+			_ = s.rc.SetWriteDeadline(time.Time{})
+			s.deadline = false
+		}
 		s.err = err
 		return s.err
 	}
-	s.lastAt = time.Now()
+	s.lastAt = now
 	return nil
 }
 
