@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,18 +73,30 @@ func formatBound(d time.Duration) string {
 // with a *boundError as the cause. From the call's start its first bound
 // runs (a stream's first token, or a non-streamed call's whole answer),
 // over every attempt; once a stream delivered its first token, the idle
-// bound runs while the next chunk is awaited and is disarmed while a chunk
-// is handled, so that a slow consumer (onDelta) is not taken for a silent
+// bound runs while the next chunk is awaited and not while a chunk is
+// handled, so that a slow consumer (onDelta) is not taken for a silent
 // model. The caller's context stays the overall bound.
 //
-// A watch is used by the goroutine of its call only; its timers only
-// cancel the context.
+// The idle bound costs no timer operation per chunk: waiting and arrived
+// only note when the current wait began, and one timer, armed at the first
+// wait, checks that when it fires and sets itself again for what is left
+// (a full idle period while a chunk is handled).
+//
+// The call's goroutine calls token, waiting, arrived and stop; the timers
+// only read the wait and cancel the context.
 type watch struct {
-	cancel  context.CancelCauseFunc
-	first   *time.Timer
-	idle    time.Duration
-	idleT   *time.Timer // nil until the first wait after the first token
-	started bool        // the first token was delivered
+	cancel context.CancelCauseFunc
+	first  *time.Timer
+	idle   time.Duration
+	// idleT is nil until the first wait after the first token; atomic for
+	// its timer, which sets itself again.
+	idleT   atomic.Pointer[time.Timer]
+	started bool      // the first token was delivered
+	base    time.Time // the watch's start, for waitFrom
+	// waitFrom is when the current wait for a chunk began, as time since
+	// base plus one; 0 while no wait runs.
+	waitFrom atomic.Int64
+	stopped  atomic.Bool
 }
 
 // startWatch starts the first bound (first, after d) of a call whose
@@ -94,6 +107,7 @@ func startWatch(cancel context.CancelCauseFunc, first bound, d, idle time.Durati
 		cancel: cancel,
 		first:  time.AfterFunc(d, func() { cancel(cause) }),
 		idle:   idle,
+		base:   time.Now(),
 	}
 }
 
@@ -106,25 +120,46 @@ func (w *watch) token() {
 	w.first.Stop()
 }
 
-// waiting arms the idle bound before the next chunk is read (once the
-// stream has started).
+// waiting notes that the next chunk is awaited (once the stream has
+// started), arming the idle timer the first time.
 func (w *watch) waiting() {
 	if w == nil || !w.started {
 		return
 	}
-	if w.idleT == nil {
-		cause := &boundError{bound: boundIdle, d: w.idle}
-		w.idleT = time.AfterFunc(w.idle, func() { w.cancel(cause) })
-		return
+	w.waitFrom.Store(int64(time.Since(w.base)) + 1)
+	if w.idleT.Load() == nil {
+		// Made stopped, stored, then started: checkIdle always finds it.
+		t := time.AfterFunc(time.Hour, w.checkIdle)
+		t.Stop()
+		w.idleT.Store(t)
+		t.Reset(w.idle)
 	}
-	w.idleT.Reset(w.idle)
 }
 
-// arrived disarms the idle bound: a chunk (or the end) was read.
+// arrived notes that the wait is over: a chunk (or the end) was read.
 func (w *watch) arrived() {
-	if w != nil && w.idleT != nil {
-		w.idleT.Stop()
+	if w != nil {
+		w.waitFrom.Store(0)
 	}
+}
+
+// checkIdle runs when the idle timer fires: it ends the call when the
+// current wait has lasted the idle bound, else sets the timer again for
+// what is left of it.
+func (w *watch) checkIdle() {
+	if w.stopped.Load() {
+		return
+	}
+	next := w.idle
+	if from := w.waitFrom.Load(); from != 0 {
+		waited := time.Since(w.base) - time.Duration(from-1)
+		if waited >= w.idle {
+			w.cancel(&boundError{bound: boundIdle, d: w.idle})
+			return
+		}
+		next = w.idle - waited
+	}
+	w.idleT.Load().Reset(next)
 }
 
 // stop ends the watch when the call returns.
@@ -132,6 +167,10 @@ func (w *watch) stop() {
 	if w == nil {
 		return
 	}
+	w.stopped.Store(true)
 	w.first.Stop()
 	w.arrived()
+	if t := w.idleT.Load(); t != nil {
+		t.Stop()
+	}
 }
