@@ -213,8 +213,7 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 		noToolCalls: rr.toolCallsOff()}
 	cs.tokens = newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
 	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a), opened: func() {
-		empty := ""
-		_ = cs.st.s.QueueJSON(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
+		_ = cs.st.s.QueueData(cs.tokens.role())
 	}}
 	defer cs.st.close()
 	defer func() {
@@ -239,11 +238,9 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 		g.failStream(r, cs.st, res.Err, res.Error)
 	} else {
 		_, finish := g.clientCalls(r, rr, res)
-		cs.st.send(cs.chunk(delta{}, &finish))
+		cs.st.sendData(cs.tokens.finish(finish))
 		if cs.includeUsage {
-			u, _ := json.Marshal(usageOf(res.Usage))
-			cs.st.send(chunk{ID: cs.id, Object: "chat.completion.chunk", Created: cs.created, Model: cs.model,
-				Choices: []chunkChoice{}, Usage: u})
+			cs.st.sendData(cs.tokens.usageChunk(usageOf(res.Usage)))
 		}
 	}
 	cs.st.done()

@@ -6,30 +6,70 @@ import (
 	"agentchat/internal/jsonstr"
 )
 
-// tokenChunks encodes the content and reasoning chunks of one stream
-// without reflection: the bytes encoding/json gives for cs.chunk (the
-// prefix and suffix are the same for every chunk of the stream).
+// tokenChunks encodes the chunks of one stream without reflection: the
+// bytes encoding/json gives for cs.chunk (the role chunk, every content
+// and reasoning chunk, the finish chunk) and for the usage chunk. The
+// head, prefix and suffix are the same for every chunk of the stream.
 type tokenChunks struct {
-	prefix []byte // {"id":...,"choices":[{"index":0,"delta":{
+	head   []byte // {"id":...,"object":...,"created":...,"model":...
+	prefix []byte // head,"choices":[{"index":0,"delta":{
 	suffix []byte // },"logprobs":null,"finish_reason":null}]...}
+	usage  bool   // the client asked for the usage chunk ("usage":null elsewhere)
 	buf    []byte
 }
 
 func newTokenChunks(id string, created int64, model string, includeUsage bool) *tokenChunks {
-	t := &tokenChunks{}
-	t.prefix = append(t.prefix, `{"id":`...)
-	t.prefix = jsonstr.Append(t.prefix, id)
-	t.prefix = append(t.prefix, `,"object":"chat.completion.chunk","created":`...)
-	t.prefix = strconv.AppendInt(t.prefix, created, 10)
-	t.prefix = append(t.prefix, `,"model":`...)
-	t.prefix = jsonstr.Append(t.prefix, model)
-	t.prefix = append(t.prefix, `,"choices":[{"index":0,"delta":{`...)
+	t := &tokenChunks{usage: includeUsage}
+	t.head = append(t.head, `{"id":`...)
+	t.head = jsonstr.Append(t.head, id)
+	t.head = append(t.head, `,"object":"chat.completion.chunk","created":`...)
+	t.head = strconv.AppendInt(t.head, created, 10)
+	t.head = append(t.head, `,"model":`...)
+	t.head = jsonstr.Append(t.head, model)
+	t.prefix = append(append(t.prefix, t.head...), `,"choices":[{"index":0,"delta":{`...)
 	t.suffix = append(t.suffix, `},"logprobs":null,"finish_reason":null}]`...)
 	if includeUsage {
 		t.suffix = append(t.suffix, `,"usage":null`...)
 	}
 	t.suffix = append(t.suffix, '}')
 	return t
+}
+
+// role returns the first chunk of the stream: the assistant role with an
+// empty content, in a buffer of its own (it is queued while the chunk
+// that opens the stream, in the shared buffer, waits to be sent).
+func (t *tokenChunks) role() []byte {
+	b := append([]byte(nil), t.prefix...)
+	b = append(b, `"role":"assistant","content":""`...)
+	return append(b, t.suffix...)
+}
+
+// finish returns the chunk that ends the choice with reason.
+func (t *tokenChunks) finish(reason string) []byte {
+	b := append(t.buf[:0], t.prefix...)
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	b = jsonstr.Append(b, reason)
+	b = append(b, "}]"...)
+	if t.usage {
+		b = append(b, `,"usage":null`...)
+	}
+	b = append(b, '}')
+	t.buf = b
+	return b
+}
+
+// usageChunk returns the last chunk, with the usage and no choice.
+func (t *tokenChunks) usageChunk(u Usage) []byte {
+	b := append(t.buf[:0], t.head...)
+	b = append(b, `,"choices":[],"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	b = append(b, "}}"...)
+	t.buf = b
+	return b
 }
 
 // content returns the chunk of a content delta (valid until the next

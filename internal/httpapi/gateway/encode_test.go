@@ -36,6 +36,34 @@ func TestTokenChunksMatchEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestOtherChunksMatchEncodingJSON: the role, finish and usage chunks are
+// the bytes encoding/json gives for them.
+func TestOtherChunksMatchEncodingJSON(t *testing.T) {
+	for _, usage := range []bool{false, true} {
+		cs := &completionStream{id: "chatcmpl-<id>", created: 1700000000, model: "gpt-\u2028x", includeUsage: usage}
+		tc := newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
+		empty := ""
+		want, _ := json.Marshal(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
+		if got := tc.role(); !bytes.Equal(got, want) {
+			t.Errorf("role (usage %v):\n got %s\nwant %s", usage, got, want)
+		}
+		for _, reason := range []string{"stop", "length", "tool_calls", "content_filter", `odd "reason" <&>`} {
+			want, _ := json.Marshal(cs.chunk(delta{}, &reason))
+			if got := tc.finish(reason); !bytes.Equal(got, want) {
+				t.Errorf("finish %q (usage %v):\n got %s\nwant %s", reason, usage, got, want)
+			}
+		}
+		for _, u := range []Usage{{}, {PromptTokens: 42, CompletionTokens: 20, TotalTokens: 62}, {PromptTokens: 1 << 40}} {
+			raw, _ := json.Marshal(u)
+			want, _ := json.Marshal(chunk{ID: cs.id, Object: "chat.completion.chunk", Created: cs.created, Model: cs.model,
+				Choices: []chunkChoice{}, Usage: raw})
+			if got := tc.usageChunk(u); !bytes.Equal(got, want) {
+				t.Errorf("usage %+v:\n got %s\nwant %s", u, got, want)
+			}
+		}
+	}
+}
+
 func BenchmarkContentChunk(b *testing.B) {
 	cs := &completionStream{id: "chatcmpl-abcdefghijklmnop", created: 1700000000, model: "naked", includeUsage: true}
 	text := " linked"
