@@ -331,8 +331,9 @@ func (t *Turn) Release(ctx context.Context) error {
 	return t.r.o.Store.ReleaseLease(context.WithoutCancel(ctx), t.req.Key, t.owner)
 }
 
-// release frees the lease taken by open when open fails after taking it;
-// ctx gives the values of the request (its cancellation is ignored).
+// release frees the lease taken by open (when open fails after taking it,
+// or when the turn ends without its store's one-step finish); ctx gives
+// the values of the request (its cancellation is ignored).
 func (t *Turn) release(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
@@ -720,7 +721,7 @@ func (tr *turnRun) finish(errMsg string) string {
 	}
 	if tr.gone() {
 		deleted()
-		tr.releaseLease(ctx)
+		t.release(ctx)
 		return errMsg
 	}
 	if tr.finisher != nil {
@@ -760,16 +761,8 @@ func (tr *turnRun) finish(errMsg string) string {
 			log.ErrorContext(ctx, "write turn statistics", "session", t.req.Key.ThreadID, "err", err)
 		}
 	}
-	tr.releaseLease(ctx)
+	t.release(ctx)
 	return errMsg
-}
-
-// releaseLease frees the turn's lease, logging a failure.
-func (tr *turnRun) releaseLease(ctx context.Context) {
-	t := tr.t
-	if err := t.r.o.Store.ReleaseLease(ctx, t.req.Key, t.owner); err != nil {
-		t.r.log.ErrorContext(ctx, "release session lease", "session", t.req.Key.ThreadID, "err", err)
-	}
 }
 
 // watch polls the abort flag (and reads it at once when the store notifies
