@@ -176,14 +176,10 @@ func (s *Store) historyTx(ctx context.Context, tx *sql.Tx, k store.Key, limit in
 		}
 		s.history.drop(r)
 	}
-	msgs, err := listMessagesTx(ctx, tx, s.ws.msgSeq, s.ws.listMessages, k, limit)
+	msgs, err := listCommittedTx(ctx, tx, s.ws.listMessages, k, seq, limit)
 	if err != nil {
 		return nil, err
 	}
-	complete := limit <= 0 || len(msgs) < limit
-	if len(msgs) > 0 {
-		seq = msgs[len(msgs)-1].Seq
-	}
-	s.history.put(r, seq, msgs, complete)
+	s.history.put(r, seq, msgs, limit <= 0 || len(msgs) < limit)
 	return msgs, nil
 }

@@ -127,6 +127,12 @@ func listMessagesTx(ctx context.Context, tx *sql.Tx, seqStmt, listStmt *sql.Stmt
 	if err != nil {
 		return nil, err
 	}
+	return listCommittedTx(ctx, tx, listStmt, k, committed, limit)
+}
+
+// listCommittedTx reads in tx, with listStmt, the last limit messages up
+// to the commit marker committed, in order.
+func listCommittedTx(ctx context.Context, tx *sql.Tx, listStmt *sql.Stmt, k store.Key, committed int64, limit int) ([]store.Message, error) {
 	n := int64(-1) // SQLite: a negative LIMIT is no limit
 	if limit > 0 {
 		n = int64(limit)
