@@ -44,4 +44,10 @@ type Event struct {
 	ToolOutput string
 	// Error is a human-readable message without secrets, on EventError.
 	Error string
+	// More is true when another event follows at once, without waiting for
+	// the LLM or anything else (both came from data the LLM sent in one
+	// go; see llm.Delta.More). A surface may write this event without
+	// flushing it, so that both leave in one write; it flushes at the next
+	// event without More, whether it writes that event or not.
+	More bool
 }

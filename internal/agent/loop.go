@@ -265,8 +265,12 @@ func (l *loop) dropToolCalls(ctx context.Context, res *llm.Result) {
 	}
 }
 
-// onDelta turns one streamed increment into events.
+// onDelta turns one streamed increment into events. The last event of an
+// increment has its More; an increment that yields no event (a tool call
+// under tool_choice "none") could break the promise of the event before,
+// so no event has More then.
 func (l *loop) onDelta(msgID string, d llm.Delta) {
+	more := d.More && !l.noToolCalls
 	switch {
 	case d.ToolCall != nil && l.noToolCalls:
 		// Dropped at the end of the step (dropToolCalls).
@@ -275,17 +279,17 @@ func (l *loop) onDelta(msgID string, d llm.Delta) {
 		ev := ToolCallEvent{ID: tc.ID, Name: tc.Name, Index: tc.Index, Client: l.isClientTool(tc.Name)}
 		if tc.First {
 			first := ev
-			l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &first})
+			l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &first, More: more || tc.Arguments != ""})
 			if tc.Arguments == "" {
 				return
 			}
 		}
 		ev.Arguments = tc.Arguments
-		l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &ev})
+		l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &ev, More: more})
 	case d.Content != "":
-		l.em.emit(Event{Type: EventContent, Content: d.Content, MessageID: msgID})
+		l.em.emit(Event{Type: EventContent, Content: d.Content, MessageID: msgID, More: more})
 	case d.Reasoning != "":
-		l.em.emit(Event{Type: EventReasoning, Content: d.Reasoning, MessageID: msgID})
+		l.em.emit(Event{Type: EventReasoning, Content: d.Reasoning, MessageID: msgID, More: more})
 	}
 }
 

@@ -312,15 +312,28 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, body []byte,
 		_ = resp.Body.Close()
 		stream.release()
 	}()
-	emit := func(d Delta) error {
-		st.watch.token()
-		if err := onDelta(d); err != nil {
-			return &callbackError{err: err}
+	out := deltaOut{watch: st.watch, onDelta: onDelta}
+	err = readChunks(stream, st, acc, &out)
+	var cbErr *callbackError
+	if !errors.As(err, &cbErr) {
+		// What arrived before the end (or the failure) goes out first.
+		if ferr := out.flush(); ferr != nil {
+			return ferr
 		}
-		return nil
 	}
+	return err
+}
+
+// readChunks reads the chunks of one attempt into acc, which emits the
+// increments; before each wait for the server, what emit holds goes out.
+func readChunks(stream *sseReader, st *attemptState, acc *accumulator, emit *deltaOut) error {
 	var chunk streamChunk
 	for {
+		if !stream.ready() {
+			if err := emit.flush(); err != nil {
+				return err
+			}
+		}
 		st.watch.waiting()
 		raw, err := stream.next()
 		st.watch.arrived()
@@ -345,10 +358,53 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, body []byte,
 		if err := chunk.decode(raw); err != nil {
 			return err
 		}
-		if err := acc.add(&chunk, emit); err != nil {
+		if err := acc.add(&chunk, emit.emit); err != nil {
 			return err
 		}
 	}
+}
+
+// deltaOut hands the increments of a stream to onDelta one behind: an
+// increment is held until the next one comes out of data already read
+// (it then goes with More) or until the stream is about to wait for the
+// server or ends (flush: it goes without More).
+type deltaOut struct {
+	watch   *watch
+	onDelta func(Delta) error
+	held    Delta
+	holding bool
+}
+
+// emit delivers the increment held so far, with More, and holds d.
+func (o *deltaOut) emit(d Delta) error {
+	if o.holding {
+		o.held.More = true
+		if err := o.deliver(); err != nil {
+			return err
+		}
+	}
+	o.held, o.holding = d, true
+	return nil
+}
+
+// flush delivers the increment held, without More.
+func (o *deltaOut) flush() error {
+	if !o.holding {
+		return nil
+	}
+	o.held.More = false
+	return o.deliver()
+}
+
+func (o *deltaOut) deliver() error {
+	o.holding = false
+	o.watch.token()
+	d := o.held
+	o.held = Delta{}
+	if err := o.onDelta(d); err != nil {
+		return &callbackError{err: err}
+	}
+	return nil
 }
 
 // reasoningModel reports models that take max_completion_tokens and

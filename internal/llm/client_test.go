@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,6 +51,7 @@ func collect(t *testing.T, ctx context.Context, c llm.Client, req llm.Request) (
 			tc := *d.ToolCall
 			d.ToolCall = &tc
 		}
+		d.More = false // depends on how the reads fell; see TestMoreJoinsIncrementsReadTogether
 		deltas = append(deltas, d)
 		return nil
 	})
@@ -100,6 +103,49 @@ func TestStreamContentInOrder(t *testing.T) {
 	}
 	if len(r.Messages) != 1 || r.Messages[0].Content != "hi" {
 		t.Fatalf("messages %+v", r.Messages)
+	}
+}
+
+// TestMoreJoinsIncrementsReadTogether: an increment that arrived with
+// the next one has More; the last one of a read goes without More before
+// the client waits for the server (the server sends the rest only once the
+// test has it: holding it back would never end).
+func TestMoreJoinsIncrementsReadTogether(t *testing.T) {
+	gate := make(chan struct{})
+	chunk := func(text string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"` + text + `"}}]}` + "\n\n"
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		_, _ = io.WriteString(w, chunk("a")+chunk("b"))
+		_ = rc.Flush()
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, chunk("c")+"data: [DONE]\n\n")
+		_ = rc.Flush()
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var got []llm.Delta
+	_, err := c.Stream(ctx, userMsg("hi"), func(d llm.Delta) error {
+		got = append(got, d)
+		if d.Content == "b" {
+			close(gate)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Delta{{Content: "a", More: true}, {Content: "b"}, {Content: "c"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("deltas %+v, want %+v", got, want)
 	}
 }
 

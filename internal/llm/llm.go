@@ -75,6 +75,13 @@ type Delta struct {
 	Content   string
 	Reasoning string
 	ToolCall  *ToolCallDelta
+	// More is true when the server's next increment has already arrived
+	// with this one: onDelta is called again (or Stream returns) without
+	// waiting for the server. A consumer that writes increments to a client
+	// may hold this one back and send it with the next, in one write, as a
+	// proxy copying the bytes would; an increment without More must go out
+	// at once.
+	More bool
 }
 
 // Usage is the token usage of one call.
@@ -99,7 +106,7 @@ type Result struct {
 // Client is a chat completion client bound to one configuration.
 type Client interface {
 	// Stream runs a streamed call, invoking onDelta for each increment as
-	// it arrives (never buffered). If onDelta returns an error the call is
+	// it arrives (never held while the server is awaited; see Delta.More). If onDelta returns an error the call is
 	// cancelled and that error returned. Usage is requested with
 	// stream_options.include_usage.
 	Stream(ctx context.Context, req Request, onDelta func(Delta) error) (*Result, error)

@@ -135,6 +135,26 @@ func (s *sseReader) next() ([]byte, error) {
 	}
 }
 
+// ready reports whether next returns without reading from the body: the
+// stream ended, or a whole data line (not an error line, after which next
+// reads one more) is already buffered.
+func (s *sseReader) ready() bool {
+	if s.finished {
+		return true
+	}
+	b, _ := s.r.Peek(s.r.Buffered())
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		if payload, data := cutData(bytes.TrimSpace(b[:i])); data {
+			return !bytes.HasPrefix(payload, []byte(`{"error":`))
+		}
+		b = b[i+1:]
+	}
+}
+
 // readLine reads through the next "\n": in place in the buffer, or in the
 // scratch for a line longer than the buffer.
 func (s *sseReader) readLine() ([]byte, error) {

@@ -260,3 +260,43 @@ func BenchmarkSSERead(b *testing.B) {
 		}
 	})
 }
+
+// oneRead returns all of its data in one Read, then io.EOF.
+type oneRead struct{ data []byte }
+
+func (o *oneRead) Read(p []byte) (int, error) {
+	if len(o.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, o.data)
+	o.data = o.data[n:]
+	return n, nil
+}
+
+func TestSSEReaderReady(t *testing.T) {
+	tests := []struct {
+		name string
+		body string // what the first read returns; "data: a" is read first
+		want bool
+	}{
+		{"nothing after", "data: a\n\n", false},
+		{"a whole data line after", "data: a\n\ndata: b\n\n", true},
+		{"a data line without its newline", "data: a\n\ndata: b", false},
+		{"comments and blank lines only", "data: a\n\n: keep-alive\n\nevent: x\n", false},
+		{"a data line after a comment", "data: a\n\n: keep-alive\n\ndata:b\n", true},
+		{"the end", "data: a\n\ndata: [DONE]\n\n", true},
+		{"an error line (next reads one more)", "data: a\n\ndata: {\"error\":{\"message\":\"m\"}}\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSSEReader(&oneRead{data: []byte(tt.body)})
+			defer s.release()
+			if b, err := s.next(); err != nil || string(b) != "a" {
+				t.Fatalf("first next: %q, %v", b, err)
+			}
+			if got := s.ready(); got != tt.want {
+				t.Fatalf("ready() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

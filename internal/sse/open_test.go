@@ -2,6 +2,7 @@ package sse
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,8 +40,18 @@ func TestOpenQueuesUntilTheFirstEvent(t *testing.T) {
 	if got := rec.Body.String(); got != want || rec.flushes != 1 {
 		t.Fatalf("body %q after %d flushes, want %q after 1", got, rec.flushes, want)
 	}
+	// All is out: Flush costs nothing; a queued event is flushed by it.
+	if err := s.Flush(); err != nil || rec.flushes != 1 {
+		t.Fatalf("Flush with nothing queued: %v, %d flushes, want 1", err, rec.flushes)
+	}
+	if err := s.QueueData([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil || rec.flushes != 2 || !strings.HasSuffix(rec.Body.String(), "data: x\n\n") {
+		t.Fatalf("Flush of a queued event: %v, %d flushes, body %q", err, rec.flushes, rec.Body.String())
+	}
 	if err := s.Flush(); err != nil || rec.flushes != 2 {
-		t.Fatalf("Flush: %v, %d flushes", err, rec.flushes)
+		t.Fatalf("second Flush: %v, %d flushes, want 2", err, rec.flushes)
 	}
 }
 

@@ -32,6 +32,9 @@ type Stream struct {
 	// deadline is true while a write deadline is set, at deadlineAt.
 	deadline   bool
 	deadlineAt time.Time
+	// queued is true while something written is not flushed (the headers
+	// of an Open stream, queued events).
+	queued bool
 }
 
 // Header sets the SSE response headers on h.
@@ -57,7 +60,7 @@ func Start(w http.ResponseWriter) *Stream {
 // alone.
 func Open(w http.ResponseWriter) *Stream {
 	Header(w.Header())
-	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now(), timeout: WriteTimeout}
+	s := &Stream{w: w, rc: http.NewResponseController(w), lastAt: time.Now(), timeout: WriteTimeout, queued: true}
 	w.WriteHeader(http.StatusOK)
 	return s
 }
@@ -98,7 +101,8 @@ func (s *Stream) Data(b []byte) error {
 // QueueJSON writes v as one `data:` event without flushing it: it leaves
 // with the next event that is flushed, or with Flush. Only for an event
 // that another follows at once (the role chunk before the first token of
-// an OpenAI stream): every other event is flushed on its own.
+// an OpenAI stream, tokens the LLM sent together): every other event is
+// flushed on its own.
 func (s *Stream) QueueJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -116,11 +120,22 @@ func (s *Stream) QueueData(b []byte) error {
 }
 
 // Flush sends what was written and not yet flushed (the headers of an
-// Open stream, queued events).
+// Open stream, queued events); it does nothing when all is out.
 func (s *Stream) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.queued {
+		return s.errLocked()
+	}
 	return s.writeLocked(nil, true)
+}
+
+// errLocked is the error a write would return now.
+func (s *Stream) errLocked() error {
+	if s.closed {
+		return ErrClosed
+	}
+	return s.err
 }
 
 // frame sets s.buf to the event of payload b.
@@ -235,11 +250,8 @@ func (s *Stream) write(b []byte) {
 
 // writeLocked writes b (nothing when empty) and flushes when flush is set.
 func (s *Stream) writeLocked(b []byte, flush bool) error {
-	if s.closed {
-		return ErrClosed
-	}
-	if s.err != nil {
-		return s.err
+	if err := s.errLocked(); err != nil {
+		return err
 	}
 	// A client that stops reading must not block the producer forever: a
 	// write deadline covers every write and its flush (the flush is where a
@@ -276,6 +288,7 @@ func (s *Stream) writeLocked(b []byte, flush bool) error {
 		return s.err
 	}
 	s.lastAt = now
+	s.queued = !flush && (s.queued || len(b) > 0)
 	return nil
 }
 

@@ -276,12 +276,20 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 	contents := newContentEvents(sessionID)
 	turn.Run(r.Context(), func(ev agent.Event) {
 		if ev.Type == agent.EventContent {
-			// The event of every token, encoded by hand.
-			_ = s.Data(contents.encode(ev.Content, ev.MessageID))
+			// The event of every token, encoded by hand; queued when the
+			// next one is already there (ev.More), flushed with it.
+			if ev.More {
+				_ = s.QueueData(contents.encode(ev.Content, ev.MessageID))
+			} else {
+				_ = s.Data(contents.encode(ev.Content, ev.MessageID))
+			}
 			return
 		}
 		out, ok := encode(ev, sessionID)
 		if !ok {
+			if !ev.More {
+				_ = s.Flush() // what content events before queued
+			}
 			return
 		}
 		if ev.Type == agent.EventDone {

@@ -88,11 +88,12 @@ func pingTool() agent.Tool {
 
 func newEnv(t *testing.T, heartbeat time.Duration) *env {
 	t.Helper()
-	return newEnvOpts(t, heartbeat, apitest.Options{})
+	return newEnvOpts(t, heartbeat, apitest.Options{}, nil)
 }
 
-// newEnvOpts is newEnv with apitest options (a store of the test's own).
-func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options) *env {
+// newEnvOpts is newEnv with apitest options (a store of the test's own)
+// and wrap, when not nil, around the handler of every route.
+func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options, wrap func(http.HandlerFunc) http.HandlerFunc) *env {
 	t.Helper()
 	srv := llmtest.NewServer(t)
 	res := &switchResolver{c: newLLMClient(t, srv.BaseURL(), 5*time.Second)}
@@ -101,7 +102,13 @@ func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options) *en
 	e := apitest.New(t, opts, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: res, Logger: discard, AbortPoll: 20 * time.Millisecond, TurnTimeout: 30 * time.Second})
 		ch := chat.New(chat.Options{Runtime: rt, Heartbeat: heartbeat, AgentID: agentID})
-		return append(ch.Routes(), sessions.New(st, nil, nil).Routes()...)
+		routes := append(ch.Routes(), sessions.New(st, nil, nil).Routes()...)
+		if wrap != nil {
+			for i := range routes {
+				routes[i].Handler = wrap(routes[i].Handler)
+			}
+		}
+		return routes
 	})
 	return &env{Env: e, llm: srv, resolver: res}
 }
@@ -328,7 +335,7 @@ func TestAbortFreesDeadTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	e := newEnvOpts(t, 0, apitest.Options{Store: st})
+	e := newEnvOpts(t, 0, apitest.Options{Store: st}, nil)
 
 	sid := "5b2f0c1e-7a4d-4e8b-9c3f-1d2e3f4a5b6c"
 	s := e.OpenStream("alice", path("/stream"), map[string]any{"message": "hi", "session_id": sid})

@@ -59,6 +59,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	}()
 	var text steps
 	res, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
+		st.more = ev.More // tokens that came together leave together
 		switch ev.Type {
 		case agent.EventContent:
 			st.send(Token{Token: text.text(ev)})
@@ -67,6 +68,10 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 			// same failure before the stream would be.
 		default:
 			st.start()
+		}
+		st.more = false
+		if !ev.More {
+			st.settle()
 		}
 	})
 	switch {

@@ -155,7 +155,19 @@ func (cs *completionStream) chunk(d delta, finish *string) chunk {
 	return c
 }
 
+// emit sends the chunks of ev: queued when another event follows at once
+// (ev.More), else flushed with whatever the events before queued.
 func (cs *completionStream) emit(ev agent.Event) {
+	cs.st.more = ev.More
+	cs.send(ev)
+	cs.st.more = false
+	if !ev.More {
+		cs.st.settle()
+	}
+}
+
+// send sends the chunks of ev.
+func (cs *completionStream) send(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventContent:
 		cs.st.sendData(cs.tokens.content(cs.text.text(ev)))

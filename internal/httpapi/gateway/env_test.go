@@ -52,6 +52,8 @@ type envOptions struct {
 	timeout   time.Duration
 	// singleUser runs without a JWT secret.
 	singleUser bool
+	// wrap, when set, wraps the handler of every route.
+	wrap func(http.HandlerFunc) http.HandlerFunc
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -83,7 +85,13 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.api = apitest.New(t, apitest.Options{SingleUser: o.singleUser}, func(st store.Store, _ *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: res, Logger: discard})
 		gw := gateway.New(gateway.Options{Runtime: rt, Agents: reg, Heartbeat: o.heartbeat, Timeout: o.timeout, Logger: discard})
-		return append(gw.Routes(), apikeys.New(st, apikeys.Options{}).Routes()...)
+		routes := append(gw.Routes(), apikeys.New(st, apikeys.Options{}).Routes()...)
+		if o.wrap != nil {
+			for i := range routes {
+				routes[i].Handler = o.wrap(routes[i].Handler)
+			}
+		}
+		return routes
 	})
 	e.base = e.api.Server.URL + "/v1"
 	return e

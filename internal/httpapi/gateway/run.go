@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -85,6 +86,9 @@ type streamer struct {
 	s      *sse.Stream
 	// ended: data: [DONE] is out, nothing may follow it.
 	ended bool
+	// more: the event being sent has agent.Event.More, so its chunks are
+	// queued and leave with the next flushed write (see settle).
+	more bool
 }
 
 func (st *streamer) started() bool { return st.s != nil }
@@ -120,17 +124,36 @@ func (st *streamer) open() bool {
 
 // send writes one data event (starting the stream if needed).
 func (st *streamer) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		st.cancel()
+		return
+	}
+	st.sendData(b)
+}
+
+// sendData writes one data event already encoded (b is not kept),
+// starting the stream if needed; it is queued while more is set.
+func (st *streamer) sendData(b []byte) {
 	st.open()
-	if err := st.s.JSON(v); err != nil {
+	var err error
+	if st.more {
+		err = st.s.QueueData(b)
+	} else {
+		err = st.s.Data(b)
+	}
+	if err != nil {
 		st.cancel()
 	}
 }
 
-// sendData writes one data event already encoded (b is not kept),
-// starting the stream if needed.
-func (st *streamer) sendData(b []byte) {
-	st.open()
-	if err := st.s.Data(b); err != nil {
+// settle flushes what the events before queued, once an event without
+// More came (whether it wrote anything or not).
+func (st *streamer) settle() {
+	if st.s == nil {
+		return
+	}
+	if err := st.s.Flush(); err != nil {
 		st.cancel()
 	}
 }
@@ -166,6 +189,9 @@ func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *stre
 	g.logger(r).ErrorContext(r.Context(), "gateway handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 	if st != nil && st.ended {
 		return
+	}
+	if st != nil {
+		st.more = false // the panic may have cut an event short
 	}
 	if st != nil && st.started() {
 		st.fail(internalError("An internal error stopped the response."))
