@@ -19,7 +19,8 @@ import (
 // would send them; the last of them is flushed before the LLM is awaited
 // again (the LLM sends "d" only once the client has read what came
 // before), also when the increment after them writes nothing (a tool call
-// of the agent's own, shown only once it runs).
+// of the agent's own, shown only once it runs). The chunks that close a
+// completion leave together as well.
 func TestTokensThatArriveTogetherLeaveTogether(t *testing.T) {
 	abc := []llm.Delta{{Content: "a", More: true}, {Content: "b", More: true}, {Content: "c"}}
 	silentAfter := []llm.Delta{{Content: "a", More: true}, {Content: "b", More: true}, {Content: "c", More: true},
@@ -84,6 +85,12 @@ func TestTokensThatArriveTogetherLeaveTogether(t *testing.T) {
 			}
 			if !strings.Contains(stream.String(), tc.token("d")) || !strings.HasSuffix(stream.String(), "data: [DONE]\n\n") {
 				t.Fatalf("stream:\n%s", stream.String())
+			}
+			if segs := log.Flushed(); tc.path == "/v1/chat/completions" {
+				// The finish chunk and [DONE] come at once: one write.
+				if last := segs[len(segs)-1]; !strings.Contains(last, `"finish_reason":"stop"`) || !strings.Contains(last, "[DONE]") {
+					t.Fatalf("last write %q, want the finish chunk and [DONE]", last)
+				}
 			}
 		})
 	}

@@ -249,11 +249,15 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 	if res.Error != "" {
 		g.failStream(r, cs.st, res.Err, res.Error)
 	} else {
+		// The finish chunk, the usage chunk and [DONE] follow one another
+		// at once: one write.
 		_, finish := g.clientCalls(r, rr, res)
+		cs.st.more = true
 		cs.st.sendData(cs.tokens.finish(finish))
 		if cs.includeUsage {
 			cs.st.sendData(cs.tokens.usageChunk(usageOf(res.Usage)))
 		}
+		cs.st.more = false
 	}
 	cs.st.done()
 }
