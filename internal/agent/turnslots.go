@@ -19,14 +19,21 @@ const DefaultMaxTurnsPerUser = 8
 // or a stateless run while it runs: renewed every LeaseTTL/3, like the
 // session lease, so that the slot of a crashed instance frees itself
 // within LeaseTTL, and released when the run ends. A nil *turnSlot (no
-// cap applies) does nothing.
+// cap applies) does nothing. No goroutine waits between renewals: a timer
+// runs each one and sets itself again.
 type turnSlot struct {
 	r           *Runtime
 	user, owner string
 	slot        int
-	stop        context.CancelFunc
-	renewed     chan struct{} // closed when the renewal goroutine returned
-	once        sync.Once
+	// rctx carries the values of the request to the renewals; stop
+	// cancels it, ending a renewal under way.
+	rctx context.Context
+	stop context.CancelFunc
+	// mu is held while a renewal runs, and by release.
+	mu    sync.Mutex
+	timer *time.Timer
+	ended bool // released, or lost: no renewal any more
+	once  sync.Once
 }
 
 // takeTurnSlot takes one of the user's Options.MaxTurnsPerUser slots for
@@ -45,33 +52,37 @@ func (r *Runtime) takeTurnSlot(ctx context.Context, userID, owner string) (*turn
 	// The renewal outlives the caller's cancellation (a client gone): the
 	// slot is held until release, which every exit path calls.
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	ts := &turnSlot{r: r, user: userID, owner: owner, slot: slot, stop: stop, renewed: make(chan struct{})}
-	go ts.renew(rctx)
+	ts := &turnSlot{r: r, user: userID, owner: owner, slot: slot, rctx: rctx, stop: stop}
+	ts.mu.Lock() // the first renewal waits until ts.timer is set
+	ts.timer = time.AfterFunc(ts.every(), ts.renew)
+	ts.mu.Unlock()
 	return ts, nil
 }
 
-// renew extends the slot every LeaseTTL/3 until ctx ends. A lost slot
-// (expired and taken by another turn) is not renewed any more: the turn
-// goes on, uncounted.
-func (ts *turnSlot) renew(ctx context.Context) {
-	defer close(ts.renewed)
-	o, log := ts.r.o, ts.r.log
-	tick := time.NewTicker(max(o.LeaseTTL/3, time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			err := o.Store.RenewTurnSlot(ctx, ts.user, ts.slot, ts.owner, o.LeaseTTL)
-			switch {
-			case errors.Is(err, store.ErrLeaseLost):
-				log.WarnContext(ctx, "turn slot lost", "slot", ts.slot)
-				return
-			case err != nil && ctx.Err() == nil:
-				log.WarnContext(ctx, "renew turn slot", "slot", ts.slot, "err", err)
-			}
-		}
+// every is the period of the renewals.
+func (ts *turnSlot) every() time.Duration { return max(ts.r.o.LeaseTTL/3, time.Millisecond) }
+
+// renew extends the slot and sets the timer for the next renewal. A lost
+// slot (expired and taken by another turn) is not renewed any more: the
+// turn goes on, uncounted.
+func (ts *turnSlot) renew() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.ended {
+		return
+	}
+	o, log, ctx := ts.r.o, ts.r.log, ts.rctx
+	err := o.Store.RenewTurnSlot(ctx, ts.user, ts.slot, ts.owner, o.LeaseTTL)
+	switch {
+	case errors.Is(err, store.ErrLeaseLost):
+		log.WarnContext(ctx, "turn slot lost", "slot", ts.slot)
+		ts.ended = true
+		return
+	case err != nil && ctx.Err() == nil:
+		log.WarnContext(ctx, "renew turn slot", "slot", ts.slot, "err", err)
+	}
+	if ctx.Err() == nil {
+		ts.timer.Reset(ts.every())
 	}
 }
 
@@ -83,8 +94,11 @@ func (ts *turnSlot) release(ctx context.Context) {
 		return
 	}
 	ts.once.Do(func() {
-		ts.stop()
-		<-ts.renewed
+		ts.stop() // a renewal under way ends
+		ts.mu.Lock()
+		ts.ended = true
+		ts.timer.Stop()
+		ts.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 		defer cancel()
 		if err := ts.r.o.Store.ReleaseTurnSlot(ctx, ts.user, ts.slot, ts.owner); err != nil {

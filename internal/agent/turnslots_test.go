@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/store"
@@ -206,5 +207,62 @@ func TestTurnSlotReleasedOnEveryExit(t *testing.T) {
 				t.Fatalf("next stateless run: %v", err)
 			}
 		})
+	}
+}
+
+// renewLog is a store whose RenewTurnSlot calls are reported on renews;
+// lose makes each of them find the slot taken.
+type renewLog struct {
+	store.Store
+	renews chan struct{}
+	lose   bool
+}
+
+func (r *renewLog) RenewTurnSlot(ctx context.Context, userID string, slot int, owner string, ttl time.Duration) error {
+	err := r.Store.RenewTurnSlot(ctx, userID, slot, owner, ttl)
+	if r.lose {
+		err = store.ErrLeaseLost
+	}
+	r.renews <- struct{}{}
+	return err
+}
+
+// TestTurnSlotRenewal: a slot is renewed while its run goes on (again
+// and again), never after its release, and not again once found lost.
+func TestTurnSlotRenewal(t *testing.T) {
+	const ttl = 30 * time.Millisecond
+	for _, lose := range []bool{false, true} {
+		h := newHarness(t, nil)
+		rl := &renewLog{Store: h.st, renews: make(chan struct{}, 1000), lose: lose}
+		h.rt.o.Store = rl
+		h.rt.o.LeaseTTL = ttl
+		ts, err := h.rt.takeTurnSlot(context.Background(), "user-1", "owner-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-rl.renews
+		if lose {
+			// No renewal follows a lost one: none within ten periods.
+			select {
+			case <-rl.renews:
+				t.Fatal("a lost slot was renewed again")
+			case <-time.After(10 * ttl):
+			}
+			ts.release(context.Background())
+			continue
+		}
+		<-rl.renews // and again
+		ts.release(context.Background())
+		for len(rl.renews) > 0 {
+			<-rl.renews // renewals that ran before the release
+		}
+		select {
+		case <-rl.renews:
+			t.Fatal("a released slot was renewed")
+		case <-time.After(10 * ttl):
+		}
+		if _, err := rl.AcquireTurnSlot(context.Background(), "user-1", "owner-2", 1, ttl); err != nil {
+			t.Fatalf("the released slot is not free: %v", err)
+		}
 	}
 }

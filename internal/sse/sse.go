@@ -16,7 +16,7 @@ import (
 )
 
 // Stream writes events to one response. Its methods are safe for concurrent
-// use (the heartbeat goroutine writes beside the producer).
+// use (the heartbeat timer writes beside the producer).
 type Stream struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
@@ -25,8 +25,7 @@ type Stream struct {
 	err     error
 	closed  bool
 	lastAt  time.Time
-	stop    chan struct{}
-	stopped chan struct{}
+	hb      *heartbeat // nil until Heartbeat
 	buf     []byte
 	timeout time.Duration
 	// deadline is true while a write deadline is set, at deadlineAt.
@@ -165,60 +164,70 @@ func (s *Stream) Comment(text string) error {
 }
 
 // Heartbeat calls beat whenever interval passes without an event being
-// written, until Close. beat usually writes an event through the stream
-// (s.JSON or s.Comment). A non-positive interval disables heartbeats.
+// written, until End or Close. beat usually writes an event through the
+// stream (s.JSON or s.Comment). A non-positive interval disables
+// heartbeats. No goroutine waits meanwhile: one timer checks the silence
+// when it fires and sets itself again for what is left of the interval.
 func (s *Stream) Heartbeat(interval time.Duration, beat func(*Stream)) {
 	if interval <= 0 {
 		return
 	}
 	s.mu.Lock()
-	if s.stopped != nil || s.closed {
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	if s.hb != nil || s.closed {
 		return
 	}
-	s.stop = make(chan struct{})
-	s.stopped = make(chan struct{})
-	stop, stopped := s.stop, s.stopped
-	s.mu.Unlock()
+	hb := &heartbeat{}
+	hb.mu.Lock() // the timer's first check waits until hb.t is set
+	defer hb.mu.Unlock()
+	hb.t = time.AfterFunc(interval, func() { s.checkBeat(hb, interval, beat) })
+	s.hb = hb
+}
 
-	go func() {
-		defer close(stopped)
-		t := time.NewTimer(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			s.mu.Lock()
-			idle := time.Since(s.lastAt)
-			failed := s.err != nil
-			s.mu.Unlock()
-			if failed {
-				return
-			}
-			if idle >= interval {
-				beat(s)
-				t.Reset(interval)
-			} else {
-				t.Reset(interval - idle)
-			}
-		}
-	}()
+// heartbeat is the state of a stream's heartbeat timer.
+type heartbeat struct {
+	// mu is held while the timer's check (and its beat) runs, and by End.
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+}
+
+// checkBeat runs when the heartbeat timer fires: it beats after a silence
+// of interval, and sets the timer again unless the stream failed.
+func (s *Stream) checkBeat(hb *heartbeat, interval time.Duration, beat func(*Stream)) {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	if hb.stopped {
+		return
+	}
+	s.mu.Lock()
+	idle := time.Since(s.lastAt)
+	failed := s.err != nil
+	s.mu.Unlock()
+	if failed {
+		return
+	}
+	next := interval - idle
+	if idle >= interval {
+		beat(s)
+		next = interval
+	}
+	hb.t.Reset(next)
 }
 
 // End stops the heartbeat and waits until a heartbeat being written is
 // out, so that the event written next (the stream's last) is really last.
 func (s *Stream) End() {
 	s.mu.Lock()
-	stop, stopped := s.stop, s.stopped
-	s.stop = nil
+	hb := s.hb
 	s.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		<-stopped
+	if hb == nil {
+		return
 	}
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	hb.stopped = true
+	hb.t.Stop()
 }
 
 // Close ends the stream: it stops the heartbeat and waits for it to
