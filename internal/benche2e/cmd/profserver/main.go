@@ -1,6 +1,7 @@
 // Command profserver is the local server of functions/local that writes a
-// CPU profile of its whole run to $BENCH_E2E_CPUPROFILE (for make
-// bench-e2e with BENCH_E2E_PROFILE set; never a production binary).
+// CPU profile of its whole run to $BENCH_E2E_CPUPROFILE, and the profile of
+// its allocations beside it (the same path with ".allocs" appended), for
+// make bench-e2e with BENCH_E2E_PROFILE set; never a production binary.
 package main
 
 import (
@@ -30,6 +31,7 @@ func main() {
 		defer func() {
 			pprof.StopCPUProfile()
 			_ = f.Close()
+			writeAllocs(path + ".allocs")
 		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -39,5 +41,18 @@ func main() {
 		stop()
 		pprof.StopCPUProfile()
 		os.Exit(1)
+	}
+}
+
+// writeAllocs writes the allocation profile of the run to path.
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profserver:", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "profserver:", err)
 	}
 }
