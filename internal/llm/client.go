@@ -367,16 +367,22 @@ func readChunks(stream *sseReader, st *attemptState, acc *accumulator, emit *del
 // deltaOut hands the increments of a stream to onDelta one behind: an
 // increment is held until the next one comes out of data already read
 // (it then goes with More) or until the stream is about to wait for the
-// server or ends (flush: it goes without More).
+// server or ends (flush: it goes without More). The first increment goes
+// at once, without More: the first token waits for nothing.
 type deltaOut struct {
-	watch   *watch
-	onDelta func(Delta) error
-	held    Delta
-	holding bool
+	watch     *watch
+	onDelta   func(Delta) error
+	held      Delta
+	holding   bool
+	delivered bool
 }
 
 // emit delivers the increment held so far, with More, and holds d.
 func (o *deltaOut) emit(d Delta) error {
+	if !o.delivered {
+		o.held, o.holding = d, true
+		return o.flush()
+	}
 	if o.holding {
 		o.held.More = true
 		if err := o.deliver(); err != nil {
@@ -397,7 +403,7 @@ func (o *deltaOut) flush() error {
 }
 
 func (o *deltaOut) deliver() error {
-	o.holding = false
+	o.holding, o.delivered = false, true
 	o.watch.token()
 	d := o.held
 	o.held = Delta{}

@@ -107,26 +107,38 @@ func TestStreamContentInOrder(t *testing.T) {
 }
 
 // TestMoreJoinsIncrementsReadTogether: an increment that arrived with
-// the next one has More; the last one of a read goes without More before
-// the client waits for the server (the server sends the rest only once the
-// test has it: holding it back would never end).
+// the next one has More, except the first (the first token waits for
+// nothing); the last one of a read goes without More before the client
+// waits for the server. The server sends each part only once the test has
+// the last increment of the part before: holding one back would never end.
 func TestMoreJoinsIncrementsReadTogether(t *testing.T) {
-	gate := make(chan struct{})
 	chunk := func(text string) string {
 		return `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"` + text + `"}}]}` + "\n\n"
+	}
+	// gates opens when the test has the increment of its name.
+	gates := map[string]chan struct{}{"b": make(chan struct{}), "d": make(chan struct{})}
+	parts := []struct {
+		after <-chan struct{} // nil: at once
+		data  string
+	}{
+		{nil, chunk("a") + chunk("b")},
+		{gates["b"], chunk("c") + chunk("d")},
+		{gates["d"], chunk("e") + "data: [DONE]\n\n"},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		rc := http.NewResponseController(w)
-		_, _ = io.WriteString(w, chunk("a")+chunk("b"))
-		_ = rc.Flush()
-		select {
-		case <-gate:
-		case <-r.Context().Done():
-			return
+		for _, p := range parts {
+			if p.after != nil {
+				select {
+				case <-p.after:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			_, _ = io.WriteString(w, p.data)
+			_ = rc.Flush()
 		}
-		_, _ = io.WriteString(w, chunk("c")+"data: [DONE]\n\n")
-		_ = rc.Flush()
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
@@ -135,15 +147,15 @@ func TestMoreJoinsIncrementsReadTogether(t *testing.T) {
 	var got []llm.Delta
 	_, err := c.Stream(ctx, userMsg("hi"), func(d llm.Delta) error {
 		got = append(got, d)
-		if d.Content == "b" {
-			close(gate)
+		if g, ok := gates[d.Content]; ok {
+			close(g)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []llm.Delta{{Content: "a", More: true}, {Content: "b"}, {Content: "c"}}
+	want := []llm.Delta{{Content: "a"}, {Content: "b"}, {Content: "c", More: true}, {Content: "d"}, {Content: "e"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("deltas %+v, want %+v", got, want)
 	}
