@@ -469,3 +469,19 @@ func BenchmarkAddTurnStats(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCreateLeasedSession: the write that opens a new session's
+// first turn.
+func BenchmarkCreateLeasedSession(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 0)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		sess := &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: fmt.Sprintf("bench-new-%d", i)}
+		if err := s.CreateLeasedSession(ctx, sess, "bench-owner", time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
