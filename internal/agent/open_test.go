@@ -122,6 +122,10 @@ func TestStartTurnStoreCalls(t *testing.T) {
 			if err != nil {
 				t.Fatalf("StartTurn: %v", err)
 			}
+			// A new session is written beside the turn (createBeside).
+			if err := tr.createErr(); err != nil {
+				t.Fatalf("create: %v", err)
+			}
 			calls := cs.took()
 			if tc.want != nil && !slices.Equal(calls, tc.want) {
 				t.Errorf("store calls %v, want %v", calls, tc.want)

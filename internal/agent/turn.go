@@ -28,7 +28,14 @@ var (
 	// errSessionGone: the session (or its project) was deleted during the
 	// turn; the turn ends quietly and writes nothing more.
 	errSessionGone = errors.New("session deleted during the turn")
+	// errNotCreated: the new session of the turn could not be created
+	// (see Turn.createBeside); nothing of the turn is stored.
+	errNotCreated = errors.New("session not created")
 )
+
+// notCreatedText is the error a turn reports when its new session could
+// not be created.
+const notCreatedText = "Could not start the conversation."
 
 // TurnRequest asks for one turn of the persisted project chat.
 type TurnRequest struct {
@@ -48,8 +55,9 @@ type TurnRequest struct {
 	Mode string
 }
 
-// Turn is a started turn: the session exists and its lease (and one of the
-// user's turn slots) is held by this turn until Run (or Release) returns.
+// Turn is a started turn: the session exists (a new one is being created,
+// see createBeside) and its lease (and one of the user's turn slots) is
+// held by this turn until Run (or Release) returns.
 type Turn struct {
 	r     *Runtime
 	req   TurnRequest
@@ -59,6 +67,9 @@ type Turn struct {
 	session *store.Session
 	// created: the session was made by StartTurn, so it has no history.
 	created bool
+	// pending is the creation of a new session running beside the turn's
+	// first LLM call (nil once it is not: an existing session).
+	pending *pendingCreate
 	// history is the session's history read with its lease (hasHistory),
 	// by a store that does both at once (store.TurnOpener).
 	history    []store.Message
@@ -89,9 +100,10 @@ func (t *Turn) Mode() string { return t.mode }
 // takes the session's lease (a *store.LeaseHeldError when a turn is
 // already running). The LLM resolution, the slot (usually one write), the
 // session read and the lease acquisition run in parallel: an existing
-// session costs one round trip of store calls; a new session one write
-// more (store.CreateLeasedSession), made once the LLM and the slot are
-// known to be there.
+// session costs one round trip of store calls. A new session (generated
+// id) is created once the LLM and the slot are known to be there, with
+// its lease in one write (store.CreateLeasedSession), which runs beside
+// the turn's first LLM call (see createBeside).
 func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if r.o.Store == nil {
 		return nil, errors.New("agent runtime: no store configured")
@@ -161,11 +173,7 @@ func (t *Turn) open(ctx context.Context) error {
 	st, k := t.r.o.Store, &t.req.Key
 	if k.ThreadID == "" {
 		k.ThreadID = t.r.o.NewID()
-		err := t.create(ctx)
-		if errors.Is(err, store.ErrExists) {
-			return t.loadExisting(ctx, false)
-		}
-		return err
+		return t.createBeside(ctx)
 	}
 	if op, ok := store.Capability[store.TurnOpener](st); ok {
 		return t.openAtOnce(ctx, op)
@@ -282,6 +290,16 @@ func (t *Turn) create(ctx context.Context) error {
 	if err := t.ready(); err != nil {
 		return err
 	}
+	s := t.newSession()
+	if err := t.r.o.Store.CreateLeasedSession(ctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
+		return fmt.Errorf("create session %s: %w", s.ThreadID, err)
+	}
+	t.session, t.created = s, true
+	return nil
+}
+
+// newSession is the session a turn creates (once t.ready succeeded).
+func (t *Turn) newSession() *store.Session {
 	k := t.req.Key
 	now := t.r.o.Now().UTC()
 	s := &store.Session{
@@ -291,11 +309,52 @@ func (t *Turn) create(ctx context.Context) error {
 	if m := t.agent.resolveMode(t.req.Mode, nil, t.llm.CopilotMode); m != "" {
 		s.Metadata[store.MetadataCopilotMode] = m
 	}
-	if err := t.r.o.Store.CreateLeasedSession(ctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
-		return fmt.Errorf("create session %s: %w", k.ThreadID, err)
+	return s
+}
+
+// pendingCreate is the creation of a turn's new session, running beside
+// the turn.
+type pendingCreate struct {
+	done chan struct{} // closed once the write returned
+	err  error
+}
+
+// createBeside starts the creation of the turn's new session, with its
+// lease, once the agent, the LLM and the slot are there (a refused turn
+// leaves nothing behind). The session's id was just generated, so no other
+// turn, abort or listing can know it yet: the turn does not wait for the
+// write before its first LLM call, only before its first store access
+// (createErr: the watch, every write, the end of the turn). A failed
+// creation stops the turn with notCreatedText and nothing stored.
+func (t *Turn) createBeside(ctx context.Context) error {
+	if err := t.ready(); err != nil {
+		return err
 	}
+	s := t.newSession()
 	t.session, t.created = s, true
+	p := &pendingCreate{done: make(chan struct{})}
+	t.pending = p
+	go func() {
+		defer close(p.done)
+		// The write outlives the request's cancellation: the turn ends
+		// (and releases the lease) either way.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+		defer cancel()
+		if err := t.r.o.Store.CreateLeasedSession(wctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
+			p.err = fmt.Errorf("%w: create session %s: %w", errNotCreated, s.ThreadID, err)
+		}
+	}()
 	return nil
+}
+
+// createErr waits for the creation of the turn's new session, if one
+// runs, and returns its failure (wrapping errNotCreated).
+func (t *Turn) createErr() error {
+	if t.pending == nil {
+		return nil
+	}
+	<-t.pending.done
+	return t.pending.err
 }
 
 // loadExisting loads a session that create found already there and takes
@@ -328,6 +387,10 @@ func (t *Turn) Release(ctx context.Context) error {
 		return nil
 	}
 	defer t.slot.release(ctx)
+	if err := t.createErr(); err != nil {
+		t.r.log.ErrorContext(ctx, "create session", "session", t.req.Key.ThreadID, "err", err)
+		return nil // no session, no lease
+	}
 	return t.r.o.Store.ReleaseLease(context.WithoutCancel(ctx), t.req.Key, t.owner)
 }
 
@@ -404,7 +467,13 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 
 	tr.ctx, tr.cancel = tctx, cancel
 	var watch sync.WaitGroup
-	watch.Go(func() { t.watch(tctx, cancel) })
+	watch.Go(func() {
+		if t.createErr() != nil {
+			cancel(errNotCreated)
+			return
+		}
+		t.watch(tctx, cancel)
+	})
 
 	var errMsg string
 	func() {
@@ -506,7 +575,10 @@ func (tr *turnRun) run() string {
 		}
 		timer.Stop()
 		err := tr.persist(pending)
-		if err != nil {
+		switch {
+		case errors.Is(err, errNotCreated):
+			tr.cancel(errNotCreated)
+		case err != nil:
 			tr.cancel(errUserNotSent)
 		}
 		tr.userSaved <- err
@@ -518,6 +590,9 @@ func (tr *turnRun) run() string {
 		return ""
 	}
 	if uerr != nil {
+		if errors.Is(uerr, errNotCreated) {
+			return notCreatedText
+		}
 		return "Could not save your message."
 	}
 	switch out {
@@ -595,6 +670,8 @@ func (tr *turnRun) stopText() string {
 		return "The turn was stopped because another turn took over this session."
 	case errors.Is(cause, errUserNotSent):
 		return "Could not save your message."
+	case errors.Is(cause, errNotCreated):
+		return notCreatedText
 	case errors.Is(cause, errTurnTimeout), errors.Is(cause, context.DeadlineExceeded):
 		return fmt.Sprintf("The turn took longer than the %s limit and was stopped.", tr.t.r.o.TurnTimeout)
 	}
@@ -630,6 +707,9 @@ func (tr *turnRun) persistCtx() (context.Context, context.CancelFunc) {
 // persist appends msgs with a context that outlives the turn's, so that a
 // completed step is stored even when the client leaves, and counts them.
 func (tr *turnRun) persist(msgs []store.Message) error {
+	if err := tr.t.createErr(); err != nil {
+		return &userError{msg: notCreatedText, err: err}
+	}
 	ctx, cancel := tr.persistCtx()
 	defer cancel()
 	if _, err := tr.t.r.o.Store.AppendMessages(ctx, tr.t.req.Key, msgs); err != nil {
@@ -716,6 +796,11 @@ func (tr *turnRun) finish(errMsg string) string {
 	defer cancel()
 	// Before the done event: a client that saw it may start another turn.
 	defer t.slot.release(ctx)
+	if err := t.createErr(); err != nil {
+		// Nothing of the turn exists to finish.
+		log.ErrorContext(ctx, "create session", "session", t.req.Key.ThreadID, "err", err)
+		return notCreatedText
+	}
 	deleted := func() {
 		log.InfoContext(ctx, "session deleted during the turn; statistics not written", "session", t.req.Key.ThreadID)
 	}
