@@ -123,20 +123,27 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	// calls. A session is only created once the first two succeeded
 	// (t.ready), so that a refused turn leaves nothing behind.
 	resolved := make(chan error, 1)
-	go func() {
+	resolve := func() {
 		a, res, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
 		if err == nil && req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
 			err = fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 		}
 		t.agent, t.llm = a, res
 		resolved <- err
-	}()
+	}
 	slotted := make(chan error, 1)
 	go func() {
 		var err error
 		t.slot, err = r.takeTurnSlot(ctx, req.Key.UserID, t.owner)
 		slotted <- err
 	}()
+	if req.Key.ThreadID == "" {
+		// A new session waits for both before anything else: the LLM is
+		// resolved here, beside the slot, not on a third goroutine.
+		resolve()
+	} else {
+		go resolve()
+	}
 	var (
 		once       sync.Once
 		rerr, serr error
