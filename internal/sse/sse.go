@@ -157,10 +157,20 @@ func (s *Stream) frame(b []byte) {
 
 // Comment writes a `: text` comment line (ignored by clients) and flushes.
 func (s *Stream) Comment(text string) error {
+	return s.comment(text, true)
+}
+
+// QueueComment writes a comment without flushing it: it leaves with the
+// next flush (Flush, or the next event flushed).
+func (s *Stream) QueueComment(text string) error {
+	return s.comment(text, false)
+}
+
+func (s *Stream) comment(text string, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	text = strings.NewReplacer("\r", " ", "\n", " ").Replace(text)
-	return s.writeLocked([]byte(": "+text+"\n\n"), true)
+	return s.writeLocked([]byte(": "+text+"\n\n"), flush)
 }
 
 // Heartbeat calls beat whenever interval passes without an event being

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -39,11 +40,18 @@ type Options struct {
 	Runtime *agent.Runtime
 	// Heartbeat is the idle gap before a heartbeat event (0: 15s).
 	Heartbeat time.Duration
+	// OpenWithin bounds how long the headers and opening comment of a
+	// stream wait for the turn's first request to the network or its first
+	// event (0: DefaultOpenWithin).
+	OpenWithin time.Duration
 	// AgentID is the agent of the project chat (default gns3-copilot).
 	AgentID string
 	// Logger receives handler logs; the request logger is used when nil.
 	Logger *slog.Logger
 }
+
+// DefaultOpenWithin is Options.OpenWithin when unset.
+const DefaultOpenWithin = 50 * time.Millisecond
 
 // Handlers serves the chat routes.
 type Handlers struct{ o Options }
@@ -52,6 +60,9 @@ type Handlers struct{ o Options }
 func New(o Options) *Handlers {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second
+	}
+	if o.OpenWithin <= 0 {
+		o.OpenWithin = DefaultOpenWithin
 	}
 	if o.AgentID == "" {
 		o.AgentID = agents.GNS3Copilot
@@ -254,8 +265,18 @@ func encode(ev agent.Event, sessionID string) (event, bool) {
 }
 
 func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn, sessionID string) {
-	s := sse.Start(w)
+	// The headers and the opening comment leave as soon as the turn's first
+	// request to the network (the LLM call) is out, while its answer is
+	// awaited, or with the first event, or after OpenWithin: not before the
+	// LLM request, whose way out they would delay.
+	s := sse.Open(w)
+	_ = s.QueueComment("stream open")
 	defer s.Close()
+	opened := time.AfterFunc(h.o.OpenWithin, func() { _ = s.Flush() })
+	defer opened.Stop()
+	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { _ = s.Flush() },
+	})
 	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {
 		_ = s.JSON(event{Type: "heartbeat", SessionID: sessionID})
 	})
@@ -274,7 +295,7 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 		}
 	}()
 	contents := newContentEvents(sessionID)
-	turn.Run(r.Context(), func(ev agent.Event) {
+	turn.Run(ctx, func(ev agent.Event) {
 		if ev.Type == agent.EventContent {
 			// The event of every token, encoded by hand; queued when the
 			// next one is already there (ev.More), flushed with it.

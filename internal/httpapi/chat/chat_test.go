@@ -91,9 +91,10 @@ func newEnv(t *testing.T, heartbeat time.Duration) *env {
 	return newEnvOpts(t, heartbeat, apitest.Options{}, nil)
 }
 
-// newEnvOpts is newEnv with apitest options (a store of the test's own)
-// and wrap, when not nil, around the handler of every route.
-func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options, wrap func(http.HandlerFunc) http.HandlerFunc) *env {
+// newEnvOpts is newEnv with apitest options (a store of the test's own),
+// wrap, when not nil, around the handler of every route, and mods applied
+// to the chat options.
+func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options, wrap func(http.HandlerFunc) http.HandlerFunc, mods ...func(*chat.Options)) *env {
 	t.Helper()
 	srv := llmtest.NewServer(t)
 	res := &switchResolver{c: newLLMClient(t, srv.BaseURL(), 5*time.Second)}
@@ -101,7 +102,11 @@ func newEnvOpts(t *testing.T, heartbeat time.Duration, opts apitest.Options, wra
 	reg.Register(&agent.Agent{ID: agentID, SystemPrompt: "You are a lab tester.", Skills: []agent.Skill{{Name: "net", Tools: []agent.Tool{pingTool()}}}})
 	e := apitest.New(t, opts, func(st store.Store, a *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: res, Logger: discard, AbortPoll: 20 * time.Millisecond, TurnTimeout: 30 * time.Second})
-		ch := chat.New(chat.Options{Runtime: rt, Heartbeat: heartbeat, AgentID: agentID})
+		co := chat.Options{Runtime: rt, Heartbeat: heartbeat, AgentID: agentID}
+		for _, m := range mods {
+			m(&co)
+		}
+		ch := chat.New(co)
 		routes := append(ch.Routes(), sessions.New(st, nil, nil).Routes()...)
 		if wrap != nil {
 			for i := range routes {
