@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Targets, in the order of every table.
@@ -31,11 +33,12 @@ const (
 	ScenarioV1Stream       = "v1-stream"
 	ScenarioV1Complete     = "v1-nonstream"
 	ScenarioProjectNew     = "project-new"
+	ScenarioProjectNewID   = "project-new-client-id"
 	ScenarioProjectOngoing = "project-continuing"
 )
 
 // Scenarios are every scenario, in the order they run.
-var Scenarios = []string{ScenarioV1Stream, ScenarioV1Complete, ScenarioProjectNew, ScenarioProjectOngoing}
+var Scenarios = []string{ScenarioV1Stream, ScenarioV1Complete, ScenarioProjectNew, ScenarioProjectNewID, ScenarioProjectOngoing}
 
 // Env is the running system under test: the scripted LLM, the proxy in
 // front of it and agentchat, each its own process.
@@ -211,6 +214,11 @@ func (b *bench) scenario(name string) (*scenario, error) {
 	case ScenarioProjectNew:
 		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, new session (SQLite)",
 			agentCall: project, upstreamKind: KindChunks, lastStream: true}, nil
+	case ScenarioProjectNewID:
+		// As the GNS3 web UI and the web console start a session: with an
+		// id of their own.
+		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, new session, client-made id (SQLite)",
+			agentCall: func(string) Call { return project(uuid.NewString()) }, upstreamKind: KindChunks, lastStream: true}, nil
 	case ScenarioProjectOngoing:
 		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, continuing session (SQLite)",
 			agentCall: project, upstreamKind: KindChunks, lastStream: true, continuing: true}, nil

@@ -138,7 +138,7 @@ func (r *Report) Goals() []GoalCheck {
 				Goal: "≤ " + mib(Goals.PeakRSS) + " MiB", Met: peak > 0 && peak <= Goals.PeakRSS})
 		}
 	}
-	for _, n := range []string{ScenarioProjectNew, ScenarioProjectOngoing} {
+	for _, n := range []string{ScenarioProjectNew, ScenarioProjectNewID, ScenarioProjectOngoing} {
 		if s := r.scenario(n); s != nil {
 			le(n+" added TTFT p50", s.Ratios.AddedTTFT, Goals.ProjectAddedTTFT)
 		}
