@@ -16,8 +16,8 @@ import (
 )
 
 // stepStore is the harness's SQLite store (with its one-step calls,
-// store.TurnOpener and store.TurnFinisher) recording the calls a turn
-// makes; finishErr makes FinishTurn fail.
+// store.TurnOpener, store.TurnOpenCreator and store.TurnFinisher)
+// recording the calls a turn makes; finishErr makes FinishTurn fail.
 type stepStore struct {
 	*sqlite.Store
 	mu        sync.Mutex
@@ -43,6 +43,12 @@ func (s *stepStore) took() []string {
 func (s *stepStore) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, limit int) (*store.Session, []store.Message, error) {
 	s.record("OpenTurn")
 	return s.Store.OpenTurn(ctx, k, owner, ttl, limit)
+}
+
+func (s *stepStore) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, limit int,
+	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
+	s.record("OpenOrCreateTurn")
+	return s.Store.OpenOrCreateTurn(ctx, k, owner, ttl, limit, newSession)
 }
 
 func (s *stepStore) FinishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats) ([]store.Message, error) {
@@ -100,11 +106,11 @@ func TestOneStepTurn(t *testing.T) {
 		wantSaved bool   // the answer is in the history afterwards
 	}{
 		{name: "titled session", title: "Lab work",
-			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenTurn"}, wantSaved: true},
+			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true},
 		{name: "title to make",
-			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTurn", "OpenTurn"}, wantSaved: true},
+			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true},
 		{name: "the end fails", title: "Lab work", finishErr: errors.New("disk full"),
-			wantCalls: []string{"AddTurnStats", "AppendMessages", "FinishTurn", "OpenTurn", "ReleaseLease"},
+			wantCalls: []string{"AddTurnStats", "AppendMessages", "FinishTurn", "OpenOrCreateTurn", "ReleaseLease"},
 			wantError: saveFailedText},
 	}
 	for _, tc := range cases {

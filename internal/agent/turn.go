@@ -182,6 +182,9 @@ func (t *Turn) open(ctx context.Context) error {
 		k.ThreadID = t.r.o.NewID()
 		return t.createBeside(ctx)
 	}
+	if oc, ok := store.Capability[store.TurnOpenCreator](st); ok {
+		return t.openOrCreate(ctx, oc)
+	}
 	if op, ok := store.Capability[store.TurnOpener](st); ok {
 		return t.openAtOnce(ctx, op)
 	}
@@ -289,6 +292,31 @@ func (t *Turn) openAtOnce(ctx context.Context, op store.TurnOpener) error {
 		return cerr
 	}
 	return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)
+}
+
+// openOrCreate opens the turn on its session, or creates the session when
+// it is missing, in one store write; the creation waits for t.ready inside
+// it, so that a refused turn leaves nothing behind.
+func (t *Turn) openOrCreate(ctx context.Context, oc store.TurnOpenCreator) error {
+	k := t.req.Key
+	sess, hist, created, err := oc.OpenOrCreateTurn(ctx, k, t.owner, t.r.o.LeaseTTL, t.r.o.MaxHistory, func() (*store.Session, error) {
+		if err := t.ready(); err != nil {
+			return nil, err
+		}
+		return t.newSession(), nil
+	})
+	switch {
+	case err == nil && created:
+		t.session, t.created = sess, true
+		return nil
+	case err == nil:
+		t.session, t.history, t.hasHistory = sess, hist, true
+		return nil
+	case errors.Is(err, store.ErrExists):
+		// Created meanwhile, or another user's thread id.
+		return t.loadExisting(ctx, false)
+	}
+	return err
 }
 
 // create stores the new session with its lease held by the turn, in one

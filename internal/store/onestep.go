@@ -24,6 +24,20 @@ type TurnOpener interface {
 	OpenTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int) (*Session, []Message, error)
 }
 
+// TurnOpenCreator is a TurnOpener that also creates a missing session in
+// the same step.
+type TurnOpenCreator interface {
+	// OpenOrCreateTurn is OpenTurn, except that a session that does not
+	// exist is created from what newSession returns, with owner's lease
+	// until now+ttl (as CreateLeasedSession), in the same atomic write;
+	// created reports it (the history is then empty). newSession runs
+	// inside the write: its error (a refused turn) is returned as it is and
+	// nothing is written. ErrExists when the thread id is taken (another
+	// user's).
+	OpenOrCreateTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int,
+		newSession func() (*Session, error)) (sess *Session, hist []Message, created bool, err error)
+}
+
 // TurnFinisher is a Store that ends a turn in one step.
 type TurnFinisher interface {
 	// FinishTurn appends msgs (as Messages.AppendMessages, none is

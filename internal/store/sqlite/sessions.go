@@ -106,57 +106,85 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 
 // createSession inserts sess with the given lease columns ("" for none).
 func (s *Store) createSession(ctx context.Context, sess *store.Session, leaseOwner, leaseUntil string) error {
-	if sess == nil {
-		return errors.New("create session: nil session")
-	}
-	if err := checkKey(sess.Key()); err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	now := s.now().UTC()
-	title := sess.Title
-	if title == "" {
-		title = store.DefaultTitle
-	}
-	created, updated := sess.CreatedAt, sess.UpdatedAt
-	if created.IsZero() {
-		created = now
-	}
-	if updated.IsZero() {
-		updated = now
-	}
-	createdText, err := encTime(created)
+	in, err := s.encodeSession(sess)
 	if err != nil {
-		return fmt.Errorf("create session %s: created_at: %w", sess.ThreadID, err)
-	}
-	updatedText, err := encTime(updated)
-	if err != nil {
-		return fmt.Errorf("create session %s: updated_at: %w", sess.ThreadID, err)
-	}
-	lastText, err := encTime(sess.LastMessageAt)
-	if err != nil {
-		return fmt.Errorf("create session %s: last_message_at: %w", sess.ThreadID, err)
-	}
-	toolCalls, err := encJSON(sess.Stats.ToolCalls)
-	if err != nil {
-		return fmt.Errorf("create session %s: tool call stats: %w", sess.ThreadID, err)
-	}
-	metadata, err := encJSON(sess.Metadata)
-	if err != nil {
-		return fmt.Errorf("create session %s: metadata: %w", sess.ThreadID, err)
+		return err
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.ws.insertSession).ExecContext(ctx,
-			sess.ProjectID, sess.ThreadID, sess.UserID, title, sess.TitleSetByUser, sess.Pinned,
-			sess.MessageCount, sess.LLMCallsCount, sess.InputTokens, sess.OutputTokens, sess.TotalTokens,
-			sess.Stats.Errors, sess.Stats.AbortedTurns, sess.Stats.Turns, toolCalls, metadata,
-			lastText, createdText, updatedText, leaseOwner, leaseUntil)
-		return oneRow(res, err, store.ErrExists)
+		return s.insertSessionTx(ctx, tx, in, leaseOwner, leaseUntil)
 	})
 	if err != nil {
 		return fmt.Errorf("create session %s in project %s: %w", sess.ThreadID, sess.ProjectID, err)
 	}
-	sess.Title, sess.CreatedAt, sess.UpdatedAt = title, created, updated
+	in.stored()
 	return nil
+}
+
+// sessionInsert is a session encoded for its insert.
+type sessionInsert struct {
+	sess             *store.Session
+	title            string
+	created, updated time.Time
+	args             []any // the insert's arguments but the lease columns
+}
+
+// encodeSession checks and encodes sess for insertSessionTx.
+func (s *Store) encodeSession(sess *store.Session) (*sessionInsert, error) {
+	if sess == nil {
+		return nil, errors.New("create session: nil session")
+	}
+	if err := checkKey(sess.Key()); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	now := s.now().UTC()
+	in := &sessionInsert{sess: sess, title: sess.Title, created: sess.CreatedAt, updated: sess.UpdatedAt}
+	if in.title == "" {
+		in.title = store.DefaultTitle
+	}
+	if in.created.IsZero() {
+		in.created = now
+	}
+	if in.updated.IsZero() {
+		in.updated = now
+	}
+	createdText, err := encTime(in.created)
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: created_at: %w", sess.ThreadID, err)
+	}
+	updatedText, err := encTime(in.updated)
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: updated_at: %w", sess.ThreadID, err)
+	}
+	lastText, err := encTime(sess.LastMessageAt)
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: last_message_at: %w", sess.ThreadID, err)
+	}
+	toolCalls, err := encJSON(sess.Stats.ToolCalls)
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: tool call stats: %w", sess.ThreadID, err)
+	}
+	metadata, err := encJSON(sess.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: metadata: %w", sess.ThreadID, err)
+	}
+	in.args = []any{sess.ProjectID, sess.ThreadID, sess.UserID, in.title, sess.TitleSetByUser, sess.Pinned,
+		sess.MessageCount, sess.LLMCallsCount, sess.InputTokens, sess.OutputTokens, sess.TotalTokens,
+		sess.Stats.Errors, sess.Stats.AbortedTurns, sess.Stats.Turns, toolCalls, metadata,
+		lastText, createdText, updatedText}
+	return in, nil
+}
+
+// insertSessionTx inserts in with the given lease columns; store.ErrExists
+// when the thread id is taken.
+func (s *Store) insertSessionTx(ctx context.Context, tx *sql.Tx, in *sessionInsert, leaseOwner, leaseUntil string) error {
+	args := append(in.args[:len(in.args):len(in.args)], leaseOwner, leaseUntil)
+	res, err := tx.StmtContext(ctx, s.ws.insertSession).ExecContext(ctx, args...)
+	return oneRow(res, err, store.ErrExists)
+}
+
+// stored sets the defaults the insert filled in on the caller's session.
+func (in *sessionInsert) stored() {
+	in.sess.Title, in.sess.CreatedAt, in.sess.UpdatedAt = in.title, in.created, in.updated
 }
 
 // GetSession returns the session, or store.ErrNotFound.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,6 +56,76 @@ func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl tim
 	}
 	return sess, hist, nil
 }
+
+// OpenOrCreateTurn implements store.TurnOpenCreator: OpenTurn's write,
+// in which a missing session is created (newSession is called inside it)
+// instead of reported.
+func (s *Store) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
+	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
+	if owner == "" {
+		return nil, nil, false, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
+	}
+	t, until, err := s.leaseUntil(ttl)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
+	}
+	var (
+		sess    *store.Session
+		hist    []store.Message
+		created *sessionInsert
+	)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		err := s.acquireLeaseTx(ctx, tx, k, owner, t, until)
+		if errors.Is(err, store.ErrNotFound) {
+			ns, err := newSession()
+			if err != nil {
+				return &refusedError{err: err}
+			}
+			if ns.Key() != k {
+				return fmt.Errorf("the new session %s is not the session %s of the turn", ns.ThreadID, k.ThreadID)
+			}
+			in, err := s.encodeSession(ns)
+			if err != nil {
+				return err
+			}
+			if err := s.insertSessionTx(ctx, tx, in, owner, until); err != nil {
+				return err
+			}
+			created = in
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sess, err = scanSession(tx.StmtContext(ctx, s.ws.getSession).QueryRowContext(ctx, keyArgs(k)...))
+		if err != nil {
+			return fmt.Errorf("read the session: %w", err)
+		}
+		hist, err = s.historyTx(ctx, tx, k, historyLimit)
+		if err != nil {
+			return fmt.Errorf("read the history: %w", err)
+		}
+		return nil
+	})
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		return nil, nil, false, refused.err
+	}
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
+	}
+	if created != nil {
+		created.stored()
+		return created.sess, nil, true, nil
+	}
+	return sess, hist, false, nil
+}
+
+// refusedError carries the error of OpenOrCreateTurn's newSession out of
+// the write, unwrapped.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
 
 // FinishTurn implements store.TurnFinisher: the messages, the statistics
 // and the release of the lease in one write transaction.

@@ -8,7 +8,7 @@ import (
 	"agentchat/internal/store"
 )
 
-// ---- the optional one-step turn calls (store.TurnOpener, store.TurnFinisher) ----
+// ---- the optional one-step turn calls (store.TurnOpener, store.TurnOpenCreator, store.TurnFinisher) ----
 
 // oneStepTests are the tests of the optional interfaces, run by Run; a
 // store without one skips its test.
@@ -17,6 +17,7 @@ var oneStepTests = []struct {
 	fn   func(t *testing.T, s store.Store)
 }{
 	{"OpenTurn", testOpenTurn},
+	{"OpenOrCreateTurn", testOpenOrCreateTurn},
 	{"FinishTurn", testFinishTurn},
 }
 
@@ -80,6 +81,63 @@ func testOpenTurn(t *testing.T, s store.Store) {
 	if _, _, err := op.OpenTurn(ctx, k, "B", time.Hour, 0); err != nil {
 		t.Errorf("OpenTurn(B) after the release: %v", err)
 	}
+}
+
+// testOpenOrCreateTurn: OpenOrCreateTurn opens an existing session as
+// OpenTurn does, creates a missing one with the lease in the same write,
+// writes nothing when newSession refuses, and reports a thread id taken by
+// another user as ErrExists.
+func testOpenOrCreateTurn(t *testing.T, s store.Store) {
+	oc, ok := store.Capability[store.TurnOpenCreator](s)
+	if !ok {
+		t.Skip("the store has no OpenOrCreateTurn")
+	}
+	ctx := t.Context()
+	p := newProject()
+	k := newKey(p, "alice")
+	create(t, s, k, func(s *store.Session) { s.Title = "kept" })
+	appendMsgs(t, s, k, textMsg(store.RoleUser, "1"), textMsg(store.RoleAssistant, "2"))
+	refused := errors.New("refused")
+	calls := 0
+	newSession := func(k store.Key, err error) func() (*store.Session, error) {
+		return func() (*store.Session, error) {
+			calls++
+			if err != nil {
+				return nil, err
+			}
+			return &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "new"}, nil
+		}
+	}
+
+	sess, hist, created, err := oc.OpenOrCreateTurn(ctx, k, "A", time.Hour, 0, newSession(k, nil))
+	noErr(t, "existing session", err)
+	if created || calls != 0 || sess.Title != "kept" || len(hist) != 2 {
+		t.Errorf("existing session: created=%v, newSession called %d times, session %+v, %d messages", created, calls, sess, len(hist))
+	}
+	wantErr(t, "existing session held by A", s.AcquireLease(ctx, k, "B", time.Hour), store.ErrLeaseHeld)
+
+	missing := newKey(p, "alice")
+	_, _, _, err = oc.OpenOrCreateTurn(ctx, missing, "A", time.Hour, 0, newSession(missing, refused))
+	wantErr(t, "refused creation", err, refused)
+	_, err = s.GetSession(ctx, missing)
+	wantErr(t, "GetSession after a refused creation", err, store.ErrNotFound)
+
+	calls = 0
+	sess, hist, created, err = oc.OpenOrCreateTurn(ctx, missing, "A", time.Hour, 0, newSession(missing, nil))
+	noErr(t, "missing session", err)
+	if !created || calls != 1 || sess.Title != "new" || len(hist) != 0 || sess.CreatedAt.IsZero() {
+		t.Errorf("missing session: created=%v, newSession called %d times, session %+v, %d messages", created, calls, sess, len(hist))
+	}
+	got, err := s.GetSession(ctx, missing)
+	noErr(t, "GetSession of the created session", err)
+	if got.Title != "new" {
+		t.Errorf("created session %+v", got)
+	}
+	wantErr(t, "created session held by A", s.AcquireLease(ctx, missing, "B", time.Hour), store.ErrLeaseHeld)
+
+	bobs := store.Key{ProjectID: p, UserID: "bob", ThreadID: k.ThreadID}
+	_, _, _, err = oc.OpenOrCreateTurn(ctx, bobs, "C", time.Hour, 0, newSession(bobs, nil))
+	wantErr(t, "another user's thread id", err, store.ErrExists)
 }
 
 // testFinishTurn: FinishTurn appends, adds the statistics and releases the
