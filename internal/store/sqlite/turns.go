@@ -25,42 +25,20 @@ var (
 // history in one write transaction (the history from historyCache when
 // it is current).
 func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int) (*store.Session, []store.Message, error) {
-	if owner == "" {
-		return nil, nil, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
-	}
-	t, until, err := s.leaseUntil(ttl)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
-	}
-	var (
-		sess *store.Session
-		hist []store.Message
-	)
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		if err := s.acquireLeaseTx(ctx, tx, k, owner, t, until); err != nil {
-			return err
-		}
-		var err error
-		sess, err = scanSession(tx.StmtContext(ctx, s.ws.getSession).QueryRowContext(ctx, keyArgs(k)...))
-		if err != nil {
-			return fmt.Errorf("read the session: %w", err)
-		}
-		hist, err = s.historyTx(ctx, tx, k, historyLimit)
-		if err != nil {
-			return fmt.Errorf("read the history: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
-	}
-	return sess, hist, nil
+	sess, hist, _, err := s.openTurn(ctx, k, owner, ttl, historyLimit, nil)
+	return sess, hist, err
 }
 
 // OpenOrCreateTurn implements store.TurnOpenCreator: OpenTurn's write,
 // in which a missing session is created (newSession is called inside it)
 // instead of reported.
 func (s *Store) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
+	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
+	return s.openTurn(ctx, k, owner, ttl, historyLimit, newSession)
+}
+
+// openTurn is OpenTurn, and OpenOrCreateTurn when newSession is not nil.
+func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
 	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
 	if owner == "" {
 		return nil, nil, false, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
@@ -76,23 +54,9 @@ func (s *Store) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string,
 	)
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		err := s.acquireLeaseTx(ctx, tx, k, owner, t, until)
-		if errors.Is(err, store.ErrNotFound) {
-			ns, err := newSession()
-			if err != nil {
-				return &refusedError{err: err}
-			}
-			if ns.Key() != k {
-				return fmt.Errorf("the new session %s is not the session %s of the turn", ns.ThreadID, k.ThreadID)
-			}
-			in, err := s.encodeSession(ns)
-			if err != nil {
-				return err
-			}
-			if err := s.insertSessionTx(ctx, tx, in, owner, until); err != nil {
-				return err
-			}
-			created = in
-			return nil
+		if newSession != nil && errors.Is(err, store.ErrNotFound) {
+			created, err = s.createInTx(ctx, tx, k, owner, until, newSession)
+			return err
 		}
 		if err != nil {
 			return err
@@ -119,6 +83,28 @@ func (s *Store) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string,
 		return created.sess, nil, true, nil
 	}
 	return sess, hist, false, nil
+}
+
+// createInTx inserts the session newSession returns for k, with owner's
+// lease until until, in tx; newSession's error comes back as a
+// *refusedError.
+func (s *Store) createInTx(ctx context.Context, tx *sql.Tx, k store.Key, owner, until string,
+	newSession func() (*store.Session, error)) (*sessionInsert, error) {
+	ns, err := newSession()
+	if err != nil {
+		return nil, &refusedError{err: err}
+	}
+	if ns.Key() != k {
+		return nil, fmt.Errorf("the new session %s is not the session %s of the turn", ns.ThreadID, k.ThreadID)
+	}
+	in, err := s.encodeSession(ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.insertSessionTx(ctx, tx, in, owner, until); err != nil {
+		return nil, err
+	}
+	return in, nil
 }
 
 // refusedError carries the error of OpenOrCreateTurn's newSession out of
