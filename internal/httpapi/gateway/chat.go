@@ -59,20 +59,18 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	}()
 	var text steps
 	res, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
-		st.more = ev.More // tokens that came together leave together
-		switch ev.Type {
-		case agent.EventContent:
-			st.send(Token{Token: text.text(ev)})
-		case agent.EventError:
-			// Sent once the run returned, mapped from res.Err as the
-			// same failure before the stream would be.
-		default:
-			st.start()
-		}
-		st.more = false
-		if !ev.More {
-			st.settle()
-		}
+		// Tokens that came together leave together.
+		st.event(ev.More, func() {
+			switch ev.Type {
+			case agent.EventContent:
+				st.send(Token{Token: text.text(ev)})
+			case agent.EventError:
+				// Sent once the run returned, mapped from res.Err as the
+				// same failure before the stream would be.
+			default:
+				st.start()
+			}
+		})
 	})
 	switch {
 	case err != nil && !st.started():

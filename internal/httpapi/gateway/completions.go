@@ -158,12 +158,7 @@ func (cs *completionStream) chunk(d delta, finish *string) chunk {
 // emit sends the chunks of ev: queued when another event follows at once
 // (ev.More), else flushed with whatever the events before queued.
 func (cs *completionStream) emit(ev agent.Event) {
-	cs.st.more = ev.More
-	cs.send(ev)
-	cs.st.more = false
-	if !ev.More {
-		cs.st.settle()
-	}
+	cs.st.event(ev.More, func() { cs.send(ev) })
 }
 
 // send sends the chunks of ev.
@@ -252,12 +247,12 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 		// The finish chunk, the usage chunk and [DONE] follow one another
 		// at once: one write.
 		_, finish := g.clientCalls(r, rr, res)
-		cs.st.more = true
-		cs.st.sendData(cs.tokens.finish(finish))
-		if cs.includeUsage {
-			cs.st.sendData(cs.tokens.usageChunk(usageOf(res.Usage)))
-		}
-		cs.st.more = false
+		cs.st.event(true, func() {
+			cs.st.sendData(cs.tokens.finish(finish))
+			if cs.includeUsage {
+				cs.st.sendData(cs.tokens.usageChunk(usageOf(res.Usage)))
+			}
+		})
 	}
 	cs.st.done()
 }

@@ -147,8 +147,20 @@ func (st *streamer) sendData(b []byte) {
 	}
 }
 
-// settle flushes what the events before queued, once an event without
-// More came (whether it wrote anything or not).
+// event runs send, which writes the chunks of one event: they are queued
+// when more (agent.Event.More: another event follows at once), else
+// flushed with whatever the events before queued, also when send wrote
+// nothing.
+func (st *streamer) event(more bool, send func()) {
+	st.more = more
+	send()
+	st.more = false
+	if !more {
+		st.settle()
+	}
+}
+
+// settle flushes what the events before queued.
 func (st *streamer) settle() {
 	if st.s == nil {
 		return
