@@ -144,10 +144,36 @@ func (s *Server) Stop() error {
 	return err
 }
 
+// abortGuard is preloaded into dynalite's node process: dynalite throws
+// the error of a request whose client went away mid-body (its index.js:
+// req.on('error', function (err) { throw err })), which killed the
+// emulator under every later test when a test cancelled a request in
+// flight (a cut-off DeleteProject cancels its other deletes). That error
+// is logged and the emulator serves on; any other uncaught error still
+// ends it.
+const abortGuard = `process.on('uncaughtException', function (err) {
+  if (err && err.code === 'ECONNRESET') {
+    console.error('dynalite: a client aborted its request: ' + err.message)
+    return
+  }
+  console.error((err && err.stack) || err)
+  process.exit(1)
+})
+`
+
 // launchOn starts dynalite on port, with the extra arguments, and waits
 // for its listening line and a first answered HTTP request.
 func launchOn(ctx context.Context, node, cli string, port int, extra ...string) (*Server, error) {
-	args := []string{cli,
+	guardDir, err := os.MkdirTemp("", "dynalite-guard-")
+	if err != nil {
+		return nil, fmt.Errorf("dynalite abort guard: %w", err)
+	}
+	guard := filepath.Join(guardDir, "abort-guard.js")
+	if err := os.WriteFile(guard, []byte(abortGuard), 0o600); err != nil {
+		_ = os.RemoveAll(guardDir)
+		return nil, fmt.Errorf("dynalite abort guard: %w", err)
+	}
+	args := []string{"--require", guard, cli,
 		"--host", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--createTableMs", "0",
@@ -158,11 +184,13 @@ func launchOn(ctx context.Context, node, cli string, port int, extra ...string) 
 	cmd.Dir = filepath.Dir(cli)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		_ = os.RemoveAll(guardDir)
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	logs := &tailBuffer{max: 8 << 10}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(guardDir)
 		return nil, fmt.Errorf("run %s %s: %w", node, cli, err)
 	}
 	s := &Server{
@@ -185,6 +213,7 @@ func launchOn(ctx context.Context, node, cli string, port int, extra ...string) 
 		}
 		_, _ = io.Copy(io.Discard, stdout)
 		_ = cmd.Wait()
+		_ = os.RemoveAll(guardDir)
 		close(s.done)
 	}()
 
