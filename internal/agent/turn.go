@@ -501,13 +501,23 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	defer cancel(nil)
 
 	tr.ctx, tr.cancel = tctx, cancel
+	// An abort requested in this process wakes the watch at once (polling
+	// finds the others, another instance's): subscribed here, before the
+	// turn can emit anything, so that no abort made after its first event
+	// waits for the next poll.
+	var notified <-chan struct{}
+	if n, ok := o.Store.(store.AbortNotifier); ok {
+		ch, stop := n.WatchAbort(t.req.Key)
+		defer stop()
+		notified = ch
+	}
 	var watch sync.WaitGroup
 	watch.Go(func() {
 		if t.createErr() != nil {
 			cancel(errNotCreated)
 			return
 		}
-		t.watch(tctx, cancel)
+		t.watch(tctx, cancel, notified)
 	})
 
 	var errMsg string
@@ -889,7 +899,9 @@ func (tr *turnRun) finish(errMsg string) string {
 // an abort, see store.AbortNotifier) and renews the lease until ctx ends;
 // an abort, a lost lease or a deleted session (store.ErrNotFound) cancels
 // the turn.
-func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc) {
+// notified receives the store's notifications of an abort of the session
+// (nil: the store sends none).
+func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc, notified <-chan struct{}) {
 	o, log := t.r.o, t.r.log
 	poll := time.NewTicker(o.AbortPoll)
 	defer poll.Stop()
@@ -898,14 +910,6 @@ func (t *Turn) watch(ctx context.Context, cancel context.CancelCauseFunc) {
 	gone := func() {
 		log.InfoContext(ctx, "session deleted during the turn; stopping it", "session", t.req.Key.ThreadID)
 		cancel(errSessionGone)
-	}
-	// An abort requested in this process wakes the watch at once; polling
-	// finds the others (another instance's).
-	var notified <-chan struct{}
-	if n, ok := o.Store.(store.AbortNotifier); ok {
-		ch, stop := n.WatchAbort(t.req.Key)
-		defer stop()
-		notified = ch
 	}
 	// checkAbort reads the flag; it reports whether the turn was stopped.
 	checkAbort := func() bool {
