@@ -95,24 +95,15 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	}
 	// No session lease here: the run holds one of the user's turn slots,
 	// taken while the LLM is resolved (one round trip for both).
-	type slotted struct {
-		slot *turnSlot
-		err  error
-	}
-	sc := make(chan slotted, 1)
-	go func() {
-		slot, err := r.takeTurnSlot(ctx, req.UserID, r.o.NewID())
-		sc <- slotted{slot, err}
-	}()
+	waitSlot := r.startTurnSlot(ctx, req.UserID, r.o.NewID())
 	a, conf, err := r.resolve(ctx, req.AgentID, req.UserID)
-	got := <-sc
-	slot := got.slot
+	slot, serr := waitSlot()
 	defer slot.release(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if got.err != nil {
-		return nil, got.err
+	if serr != nil {
+		return nil, serr
 	}
 	client := conf.Client
 	ctx, cancel := context.WithTimeoutCause(ctx, r.o.TurnTimeout, errTurnTimeout)

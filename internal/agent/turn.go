@@ -98,8 +98,9 @@ func (t *Turn) Mode() string { return t.mode }
 // user already runs MaxTurnsPerUser turns), creates the session when it is
 // new or loads it (store.ErrNotFound when it belongs to someone else), and
 // takes the session's lease (a *store.LeaseHeldError when a turn is
-// already running). The LLM resolution, the slot (usually one write), the
-// session read and the lease acquisition run in parallel: an existing
+// already running). The LLM resolution, the slot (usually one write; taken
+// inline when the store counts slots in memory), the session read and the
+// lease acquisition run in parallel: an existing
 // session costs one round trip of store calls. A new session (generated
 // id) is created once the LLM and the slot are known to be there, with
 // its lease in one write (store.CreateLeasedSession), which runs beside
@@ -131,12 +132,7 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		t.agent, t.llm = a, res
 		resolved <- err
 	}
-	slotted := make(chan error, 1)
-	go func() {
-		var err error
-		t.slot, err = r.takeTurnSlot(ctx, req.Key.UserID, t.owner)
-		slotted <- err
-	}()
+	waitSlot := r.startTurnSlot(ctx, req.Key.UserID, t.owner)
 	if req.Key.ThreadID == "" {
 		// A new session waits for both before anything else: the LLM is
 		// resolved here, beside the slot, not on a third goroutine.
@@ -149,7 +145,10 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		rerr, serr error
 	)
 	t.ready = func() error {
-		once.Do(func() { rerr, serr = <-resolved, <-slotted })
+		once.Do(func() {
+			rerr = <-resolved
+			t.slot, serr = waitSlot()
+		})
 		if rerr != nil {
 			return rerr
 		}

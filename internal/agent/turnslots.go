@@ -59,6 +59,32 @@ func (r *Runtime) takeTurnSlot(ctx context.Context, userID, owner string) (*turn
 	return ts, nil
 }
 
+// startTurnSlot starts taking a turn slot (takeTurnSlot) and returns the
+// function that waits for it, to be called once. A store that counts the
+// slots in memory (store.InMemoryTurnSlots) is asked inline, since
+// starting a goroutine and waiting for it costs more than the call; any
+// other one on a goroutine, so that the caller's own store calls overlap
+// it.
+func (r *Runtime) startTurnSlot(ctx context.Context, userID, owner string) (wait func() (*turnSlot, error)) {
+	if _, inMemory := store.Capability[store.InMemoryTurnSlots](r.o.Store); inMemory || r.o.Store == nil {
+		slot, err := r.takeTurnSlot(ctx, userID, owner)
+		return func() (*turnSlot, error) { return slot, err }
+	}
+	type taken struct {
+		slot *turnSlot
+		err  error
+	}
+	c := make(chan taken, 1)
+	go func() {
+		slot, err := r.takeTurnSlot(ctx, userID, owner)
+		c <- taken{slot, err}
+	}()
+	return func() (*turnSlot, error) {
+		t := <-c
+		return t.slot, t.err
+	}
+}
+
 // every is the period of the renewals.
 func (ts *turnSlot) every() time.Duration { return max(ts.r.o.LeaseTTL/3, time.Millisecond) }
 

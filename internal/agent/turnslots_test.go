@@ -266,3 +266,56 @@ func TestTurnSlotRenewal(t *testing.T) {
 		}
 	}
 }
+
+// gatedSlots is a store whose AcquireTurnSlot waits for gate (a store
+// across the network, as far as the caller can tell); entered is closed
+// when it is called.
+type gatedSlots struct {
+	store.Store
+	gate, entered chan struct{}
+}
+
+func (g *gatedSlots) AcquireTurnSlot(ctx context.Context, userID, owner string, n int, ttl time.Duration) (int, error) {
+	close(g.entered)
+	select {
+	case <-g.gate:
+	case <-time.After(10 * time.Second): // a deadlock, turned into a failure
+		return 0, errors.New("AcquireTurnSlot was never let through: it blocked its caller")
+	}
+	return g.Store.AcquireTurnSlot(ctx, userID, owner, n, ttl)
+}
+
+// inMemorySlots is gatedSlots declaring its slots in memory.
+type inMemorySlots struct{ *gatedSlots }
+
+func (inMemorySlots) TurnSlotsInMemory() {}
+
+// TestStartTurnSlot: a store that counts its slots in memory is asked on
+// the caller's goroutine, before startTurnSlot returns; any other store on
+// another one, so that startTurnSlot returns while the call still waits.
+func TestStartTurnSlot(t *testing.T) {
+	for _, inMemory := range []bool{true, false} {
+		h := newHarness(t, nil)
+		g := &gatedSlots{Store: h.st, gate: make(chan struct{}), entered: make(chan struct{})}
+		h.rt.o.Store = g
+		if inMemory {
+			h.rt.o.Store = inMemorySlots{g}
+			close(g.gate) // inline: it must not wait
+		}
+		wait := h.rt.startTurnSlot(context.Background(), "user-1", "owner-1")
+		if inMemory {
+			select {
+			case <-g.entered:
+			default:
+				t.Fatal("in memory: the slot was not taken before startTurnSlot returned")
+			}
+		} else {
+			close(g.gate) // startTurnSlot returned while the store call waited
+		}
+		ts, err := wait()
+		if err != nil || ts == nil {
+			t.Fatalf("inMemory=%v: slot %v, %v", inMemory, ts, err)
+		}
+		ts.release(context.Background())
+	}
+}

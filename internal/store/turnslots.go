@@ -97,6 +97,17 @@ type TurnSlots interface {
 	ReleaseTurnSlot(ctx context.Context, userID string, slot int, owner string) error
 }
 
+// InMemoryTurnSlots is implemented by a store that counts its TurnSlots in
+// the memory of this process (SQLite): taking, renewing and releasing a
+// slot costs no I/O, so a caller takes one inline rather than overlapping
+// it with other store calls on another goroutine, whose start and hand-off
+// would cost more than the call itself.
+type InMemoryTurnSlots interface {
+	TurnSlots
+	// TurnSlotsInMemory does nothing; it marks the implementation.
+	TurnSlotsInMemory()
+}
+
 // FirstTurnSlot is the slot that AcquireTurnSlot tries first for owner
 // among n slots (n >= 1): an FNV-1a hash of owner, modulo n. Every
 // implementation uses it, so that the spread is the same on every store.

@@ -28,6 +28,11 @@ type slotHolder struct {
 	until time.Time
 }
 
+// TurnSlotsInMemory implements store.InMemoryTurnSlots.
+func (s *Store) TurnSlotsInMemory() {}
+
+var _ store.InMemoryTurnSlots = (*Store)(nil)
+
 // AcquireTurnSlot implements store.TurnSlots: the first free slot (absent,
 // expired or owner's) from store.FirstTurnSlot on is given to owner until
 // now+ttl; a *store.TurnSlotsFullError with the earliest expiry when all n
