@@ -12,7 +12,9 @@
 #
 # BENCH_E2E_PROFILE=cpu.pprof builds the profiling server
 # (./internal/benche2e/cmd/profserver) instead, which writes agentchat's CPU
-# profile of the whole run there: go tool pprof -top cpu.pprof
+# profile of the whole run there (go tool pprof -top cpu.pprof), and the
+# proxy's beside it as cpu.pprof.proxy: what agentchat spends over the proxy
+# is go tool pprof -top -diff_base cpu.pprof.proxy cpu.pprof
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -11,5 +11,6 @@
 //
 // `make bench-e2e` (scripts/bench-e2e.sh) builds the binaries and runs it;
 // cmd/benche2e is the command, cmd/profserver the local server with a CPU
-// profile for EnvCPUProfile.
+// profile for EnvCPUProfile; with -cpuprofile the proxy writes its own
+// profile beside it (ProxyProfile), for go tool pprof -diff_base.
 package benche2e

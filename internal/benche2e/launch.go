@@ -154,6 +154,9 @@ type LaunchOptions struct {
 	// ServerEnv is added to agentchat's environment (e.g. a CPU profile
 	// path for the profiling build).
 	ServerEnv []string
+	// ProxyProfile, when set, is the file the proxy writes its CPU profile
+	// to.
+	ProxyProfile string
 }
 
 // System is the three running processes.
@@ -188,7 +191,11 @@ func Launch(ctx context.Context, c Commands, o LaunchOptions) (_ *System, err er
 	if s.LLM, err = StartProc(ctx, "llm", withEnv(c.LLM(llmArgs...)), filepath.Join(o.Dir, "llm.log")); err != nil {
 		return nil, err
 	}
-	if s.Proxy, err = StartProc(ctx, "proxy", withEnv(c.Proxy("-addr", "127.0.0.1:0", "-upstream", s.LLM.URL)),
+	proxyArgs := []string{"-addr", "127.0.0.1:0", "-upstream", s.LLM.URL}
+	if o.ProxyProfile != "" {
+		proxyArgs = append(proxyArgs, "-cpuprofile", o.ProxyProfile)
+	}
+	if s.Proxy, err = StartProc(ctx, "proxy", withEnv(c.Proxy(proxyArgs...)),
 		filepath.Join(o.Dir, "proxy.log")); err != nil {
 		return nil, err
 	}

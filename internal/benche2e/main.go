@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -133,6 +134,7 @@ func ServeProxy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	upstream := fs.String("upstream", "", "upstream root URL, e.g. http://127.0.0.1:9000")
+	profile := fs.String("cpuprofile", "", "write the proxy's CPU profile of its whole run to this file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -140,8 +142,27 @@ func ServeProxy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return fmt.Errorf("proxy: -upstream must be an http URL, got %q", *upstream)
 	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return fmt.Errorf("proxy: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("proxy: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
 	return serve(ctx, "proxy", *addr, NewProxy(u, log.New(stderr, "proxy: ", 0)), nil, stdout, stderr)
 }
+
+// ProxyProfile is the path of the proxy's CPU profile beside agentchat's
+// profile at path: the two compare with
+// go tool pprof -top -diff_base <path>.proxy <path>.
+func ProxyProfile(path string) string { return path + ".proxy" }
 
 // EnvCPUProfile names the file the profiling build of agentchat
 // (cmd/profserver) writes its CPU profile to.
@@ -162,7 +183,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	delay := fs.Duration("chunk-delay", 0, "pause between two chunks of the scripted LLM")
 	scenarios := fs.String("scenarios", strings.Join(Scenarios, ","), "scenarios to run, comma-separated")
 	timeout := fs.Duration("timeout", 15*time.Minute, "stop the whole run after this long")
-	profile := fs.String("cpuprofile", "", "CPU profile file for agentchat (needs the profiling build, cmd/profserver)")
+	profile := fs.String("cpuprofile", "", "CPU profile file for agentchat (needs the profiling build, cmd/profserver); the proxy's goes beside it, with .proxy appended")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	keep := fs.Bool("keep", false, "keep the work directory (logs, SQLite file)")
 	if err := parse(fs, args); err != nil {
@@ -190,19 +211,22 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(dir)
 	}
 	var serverEnv []string
+	var proxyProfile string
 	if *profile != "" {
 		abs, err := filepath.Abs(*profile)
 		if err != nil {
 			return err
 		}
 		serverEnv = append(serverEnv, EnvCPUProfile+"="+abs)
+		proxyProfile = ProxyProfile(abs)
 	}
 	cmds := Commands{
 		LLM:    func(a ...string) *exec.Cmd { return exec.Command(self, append([]string{"llm"}, a...)...) },
 		Proxy:  func(a ...string) *exec.Cmd { return exec.Command(self, append([]string{"proxy"}, a...)...) },
 		Server: func() *exec.Cmd { return exec.Command(*server) },
 	}
-	sys, err := Launch(ctx, cmds, LaunchOptions{Dir: dir, Chunks: o.Chunks, ChunkDelay: *delay, ServerEnv: serverEnv})
+	sys, err := Launch(ctx, cmds, LaunchOptions{Dir: dir, Chunks: o.Chunks, ChunkDelay: *delay, ServerEnv: serverEnv,
+		ProxyProfile: proxyProfile})
 	if err != nil {
 		return err
 	}

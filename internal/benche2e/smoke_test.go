@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,13 +51,15 @@ func TestSmoke(t *testing.T) {
 		cmd.Env = []string{roleEnv + "=" + r}
 		return cmd
 	}
+	dir := t.TempDir()
+	proxyProfile := filepath.Join(dir, "proxy.pprof")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	sys, err := Launch(ctx, Commands{
 		LLM:    func(a ...string) *exec.Cmd { return role("llm", a...) },
 		Proxy:  func(a ...string) *exec.Cmd { return role("proxy", a...) },
 		Server: func() *exec.Cmd { return role("server") },
-	}, LaunchOptions{Dir: t.TempDir(), Chunks: 5})
+	}, LaunchOptions{Dir: dir, Chunks: 5, ProxyProfile: proxyProfile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,5 +106,10 @@ func TestSmoke(t *testing.T) {
 	sys.Stop()
 	if exited, err := sys.Server.Exited(); !exited || err != nil {
 		t.Errorf("agentchat did not stop cleanly: exited %v, %v", exited, err)
+	}
+	// The proxy wrote its CPU profile on the way out (gzip-compressed
+	// protocol buffers, as runtime/pprof writes them).
+	if b, err := os.ReadFile(proxyProfile); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("no CPU profile of the proxy in %s (%d bytes, %v)", proxyProfile, len(b), err)
 	}
 }
