@@ -30,6 +30,9 @@ type streamChunk struct {
 	Model   string         `json:"model"`
 	Choices []streamChoice `json:"choices"`
 	Usage   *openai.Usage  `json:"usage"`
+	// lastModel is the model of an earlier chunk, kept by reset so that
+	// decodeFast reuses it (see chunkParser.model).
+	lastModel string
 }
 
 type streamChoice struct {
@@ -56,11 +59,11 @@ func (c *streamChunk) decode(raw []byte) error {
 	return json.Unmarshal(raw, c)
 }
 
-// reset empties c, keeping the memory of its choices.
+// reset empties c, keeping the memory of its choices and its last model.
 func (c *streamChunk) reset() {
 	choices := c.Choices[:cap(c.Choices)]
 	clear(choices)
-	*c = streamChunk{Choices: choices[:0]}
+	*c = streamChunk{Choices: choices[:0], lastModel: c.lastModel}
 }
 
 // callSlot accumulates one tool call.

@@ -19,7 +19,7 @@ func decodeFast(b []byte, c *streamChunk) bool {
 	if !p.object(func(key []byte) bool {
 		switch string(key) {
 		case "model":
-			return p.strInto(&c.Model)
+			return p.model(c)
 		case "choices":
 			if p.sawChoices {
 				return false // encoding/json would merge both arrays' elements
@@ -159,10 +159,40 @@ func (p *chunkParser) strInto(dst *string) bool {
 	return ok
 }
 
+// model reads the model into c.Model, or null: the same name as the
+// chunk before (every chunk of a stream repeats it) reuses that string
+// instead of allocating it again.
+func (p *chunkParser) model(c *streamChunk) bool {
+	switch p.peek() {
+	case 'n':
+		return p.lit("null")
+	case '"':
+	default:
+		return false
+	}
+	b, ok := p.stringBytes()
+	if !ok {
+		return false
+	}
+	if string(b) != c.lastModel {
+		c.lastModel = string(b)
+	}
+	c.Model = c.lastModel
+	return true
+}
+
 // string reads a string value: valid UTF-8, the usual escapes and \u
 // escapes (surrogate pairs included; a lone surrogate is left to
 // encoding/json, which replaces it).
 func (p *chunkParser) string() (string, bool) {
+	b, ok := p.stringBytes()
+	return string(b), ok
+}
+
+// stringBytes reads a string value as string does, returning its bytes
+// without allocating: a slice of the input, or of the parser's scratch
+// for a string with escapes (valid until the next string read).
+func (p *chunkParser) stringBytes() ([]byte, bool) {
 	start := p.i + 1
 	ascii := true
 	j := start
@@ -175,25 +205,26 @@ func (p *chunkParser) string() (string, bool) {
 			return p.escaped(start)
 		}
 		if c < 0x20 {
-			return "", false
+			return nil, false
 		}
 		if c >= 0x80 {
 			ascii = false
 		}
 	}
 	if j == len(p.b) {
-		return "", false
+		return nil, false
 	}
 	raw := p.b[start:j]
 	if !ascii && !utf8.Valid(raw) {
-		return "", false
+		return nil, false
 	}
 	p.i = j + 1
-	return string(raw), true
+	return raw, true
 }
 
-// escaped reads a string with escapes from start (just after its quote).
-func (p *chunkParser) escaped(start int) (string, bool) {
+// escaped reads a string with escapes from start (just after its quote)
+// into the parser's scratch.
+func (p *chunkParser) escaped(start int) ([]byte, bool) {
 	out := p.str[:0]
 	j := start
 	for j < len(p.b) {
@@ -201,20 +232,20 @@ func (p *chunkParser) escaped(start int) (string, bool) {
 		switch {
 		case c == '"':
 			if !utf8.Valid(out) {
-				return "", false
+				return nil, false
 			}
 			p.i = j + 1
 			p.str = out
-			return string(out), true
+			return out, true
 		case c < 0x20:
-			return "", false
+			return nil, false
 		case c != '\\':
 			out = append(out, c)
 			j++
 			continue
 		}
 		if j+1 >= len(p.b) {
-			return "", false
+			return nil, false
 		}
 		switch e := p.b[j+1]; e {
 		case '"', '\\', '/':
@@ -232,17 +263,17 @@ func (p *chunkParser) escaped(start int) (string, bool) {
 		case 'u':
 			r, n := p.unicode(j)
 			if n == 0 {
-				return "", false
+				return nil, false
 			}
 			out = utf8.AppendRune(out, r)
 			j += n
 			continue
 		default:
-			return "", false
+			return nil, false
 		}
 		j += 2
 	}
-	return "", false
+	return nil, false
 }
 
 // unicode reads \uXXXX (and its low surrogate) at j; n is the length
@@ -390,7 +421,7 @@ func (p *chunkParser) skip(depth int) bool {
 	}
 	switch c := p.peek(); {
 	case c == '"':
-		_, ok := p.string()
+		_, ok := p.stringBytes()
 		return ok
 	case c == '{':
 		return p.object(func([]byte) bool { return p.skip(depth + 1) })

@@ -61,6 +61,7 @@ func equivalent(t *testing.T, raw []byte) bool {
 	if err != nil {
 		t.Fatalf("the fast path accepted %q, which encoding/json refuses: %v", raw, err)
 	}
+	fast.lastModel = "" // decodeFast's own memory, not a decoded field
 	if len(fast.Choices) == 0 {
 		fast.Choices = nil
 	}
@@ -97,6 +98,37 @@ func TestDecodeFastTakesTheUsualChunks(t *testing.T) {
 		}
 		if err := c.decode([]byte(s)); err != nil {
 			t.Errorf("decode(%s): %v", s, err)
+		}
+	}
+}
+
+// TestDecodeReusesTheModel: the chunks of a stream repeat the model name
+// and the fields nobody reads (id, object, system_fingerprint): a content
+// chunk after the first costs one allocation, its content, and a new model
+// name is still read as it is.
+func TestDecodeReusesTheModel(t *testing.T) {
+	var c streamChunk
+	first := []byte(chunkSamples[0])
+	next := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o-mini","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]}`)
+	if err := c.decode(first); err != nil || c.Model != "gpt-4o-mini" {
+		t.Fatalf("first chunk: model %q, %v", c.Model, err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := c.decode(next); err != nil || c.Model != "gpt-4o-mini" || c.Choices[0].Delta.Content != " world" {
+			t.Fatalf("next chunk: %+v, %v", c, err)
+		}
+	})
+	if allocs > 1 {
+		t.Errorf("a content chunk costs %.0f allocations, want 1 (its content)", allocs)
+	}
+	for _, model := range []string{"other-model", "gpt-4o-mini", `esc\"aped \u00e9`} {
+		raw := []byte(`{"model":"` + model + `","choices":[{"index":0,"delta":{"content":"x"}}]}`)
+		var want streamChunk
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.decode(raw); err != nil || c.Model != want.Model {
+			t.Errorf("model %s: decoded %q, want %q (%v)", model, c.Model, want.Model, err)
 		}
 	}
 }
