@@ -485,3 +485,21 @@ func BenchmarkCreateLeasedSession(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenTurn: the write that opens a continuing session's turn
+// (its lease, the session and its history of 16 messages, from the
+// history cache), with the release that ends it.
+func BenchmarkOpenTurn(b *testing.B) {
+	ctx := context.Background()
+	s, k := benchSession(b, 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		sess, hist, err := s.OpenTurn(ctx, k, "bench-owner", time.Minute, 50)
+		if err != nil || sess == nil || len(hist) != 16 {
+			b.Fatalf("OpenTurn: %v, %d messages, %v", sess, len(hist), err)
+		}
+		if err := s.ReleaseLease(ctx, k, "bench-owner"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
