@@ -217,6 +217,11 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
+		// The profiles are written at the end of the run: a directory
+		// missing then would waste the whole run.
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return fmt.Errorf("profile directory: %w", err)
+		}
 		serverEnv = append(serverEnv, EnvCPUProfile+"="+abs)
 		proxyProfile = ProxyProfile(abs)
 	}
