@@ -145,16 +145,9 @@ func (p *chunkParser) rawString() ([]byte, bool) {
 // strInto reads a string into *dst, or null (leaving *dst as it is, as
 // encoding/json does).
 func (p *chunkParser) strInto(dst *string) bool {
-	switch p.peek() {
-	case 'n':
-		return p.lit("null")
-	case '"':
-	default:
-		return false
-	}
-	s, ok := p.string()
-	if ok {
-		*dst = s
+	b, null, ok := p.stringOrNull()
+	if ok && !null {
+		*dst = string(b)
 	}
 	return ok
 }
@@ -163,16 +156,9 @@ func (p *chunkParser) strInto(dst *string) bool {
 // chunk before (every chunk of a stream repeats it) reuses that string
 // instead of allocating it again.
 func (p *chunkParser) model(c *streamChunk) bool {
-	switch p.peek() {
-	case 'n':
-		return p.lit("null")
-	case '"':
-	default:
-		return false
-	}
-	b, ok := p.stringBytes()
-	if !ok {
-		return false
+	b, null, ok := p.stringOrNull()
+	if !ok || null {
+		return ok
 	}
 	if string(b) != c.lastModel {
 		c.lastModel = string(b)
@@ -181,17 +167,23 @@ func (p *chunkParser) model(c *streamChunk) bool {
 	return true
 }
 
-// string reads a string value: valid UTF-8, the usual escapes and \u
-// escapes (surrogate pairs included; a lone surrogate is left to
-// encoding/json, which replaces it).
-func (p *chunkParser) string() (string, bool) {
-	b, ok := p.stringBytes()
-	return string(b), ok
+// stringOrNull reads a string (its bytes, as stringBytes) or null.
+func (p *chunkParser) stringOrNull() (b []byte, null, ok bool) {
+	switch p.peek() {
+	case 'n':
+		return nil, true, p.lit("null")
+	case '"':
+		b, ok = p.stringBytes()
+		return b, false, ok
+	}
+	return nil, false, false
 }
 
-// stringBytes reads a string value as string does, returning its bytes
-// without allocating: a slice of the input, or of the parser's scratch
-// for a string with escapes (valid until the next string read).
+// stringBytes reads a string value (valid UTF-8, the usual escapes and \u
+// escapes, surrogate pairs included; a lone surrogate is left to
+// encoding/json, which replaces it) and returns its bytes without
+// allocating: a slice of the input, or of the parser's scratch for a
+// string with escapes (valid until the next string read).
 func (p *chunkParser) stringBytes() ([]byte, bool) {
 	start := p.i + 1
 	ascii := true
