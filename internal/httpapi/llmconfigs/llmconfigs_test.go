@@ -604,6 +604,9 @@ func TestValidation(t *testing.T) {
 		{"empty", ``, 400, "Request body must not be empty"},
 		{"flat unknown provider", map[string]any{"name": "n", "provider": "bedrock", "model": "m", "context_limit": 8}, 422, "Field 'base_url' is required for provider 'bedrock'"},
 		{"flat context", map[string]any{"name": "n", "provider": "openai", "model": "m", "context_limit": -1}, 422, "Field 'context_limit' must be a positive integer, in thousands of tokens (128 means 128K)"},
+		// Beyond float64: no JSON encoder could store it (a 500 before).
+		{"flat extra key too large", `{"name":"n","provider":"openai","model":"m","context_limit":8,"extra":1e700}`, 422, "Field 'extra' holds a number too large to store"},
+		{"nested extra key too large", `{"name":"n","config":{"provider":"openai","model":"m","context_limit":8,"extra":{"a":[1,-1e400]}}}`, 422, "Field 'config.extra' holds a number too large to store"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

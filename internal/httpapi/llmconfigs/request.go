@@ -337,7 +337,11 @@ func configValue(k, name string, v json.RawMessage) (any, error) {
 	if err := dec.Decode(&x); err != nil {
 		return nil, unprocessable("Field '%s' is not valid JSON", truncate(name, 80))
 	}
-	return plainNumbers(x), nil
+	x, ok := plainNumbers(x)
+	if !ok {
+		return nil, unprocessable("Field '%s' holds a number too large to store", truncate(name, 80))
+	}
+	return x, nil
 }
 
 // parseAPIKey reads api_key: null keeps the stored key (answers carry
@@ -477,25 +481,33 @@ func integer(v json.RawMessage) (int64, bool) {
 
 // plainNumbers turns the json.Numbers of a decoded value into int64 (when
 // integral and in range) or float64, so that every store encodes them as
-// numbers.
-func plainNumbers(x any) any {
+// numbers; ok is false when one is beyond float64 (1e400), which no JSON
+// encoder could write back.
+func plainNumbers(x any) (_ any, ok bool) {
 	switch v := x.(type) {
 	case json.Number:
 		if i, err := v.Int64(); err == nil {
-			return i
+			return i, true
 		}
-		f, _ := v.Float64()
-		return f
+		f, err := v.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return nil, false
+		}
+		return f, true
 	case map[string]any:
 		for k, e := range v {
-			v[k] = plainNumbers(e)
+			if v[k], ok = plainNumbers(e); !ok {
+				return nil, false
+			}
 		}
 	case []any:
 		for i, e := range v {
-			v[i] = plainNumbers(e)
+			if v[i], ok = plainNumbers(e); !ok {
+				return nil, false
+			}
 		}
 	}
-	return x
+	return x, true
 }
 
 func truncate(s string, n int) string {
