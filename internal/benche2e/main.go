@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -143,18 +142,11 @@ func ServeProxy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("proxy: -upstream must be an http URL, got %q", *upstream)
 	}
 	if *profile != "" {
-		f, err := os.Create(*profile)
+		stop, err := StartCPUProfile(*profile)
 		if err != nil {
 			return fmt.Errorf("proxy: %w", err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("proxy: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			_ = f.Close()
-		}()
+		defer stop()
 	}
 	return serve(ctx, "proxy", *addr, NewProxy(u, log.New(stderr, "proxy: ", 0)), nil, stdout, stderr)
 }

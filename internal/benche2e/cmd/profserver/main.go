@@ -18,19 +18,16 @@ import (
 
 func main() {
 	localserver.TuneGC(os.Getenv)
+	stopProfile := func() {}
 	if path := os.Getenv(benche2e.EnvCPUProfile); path != "" {
-		f, err := os.Create(path)
+		stopCPU, err := benche2e.StartCPUProfile(path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "profserver:", err)
 			os.Exit(1)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "profserver:", err)
-			os.Exit(1)
-		}
+		stopProfile = stopCPU
 		defer func() {
-			pprof.StopCPUProfile()
-			_ = f.Close()
+			stopCPU()
 			writeAllocs(path + ".allocs")
 		}()
 	}
@@ -39,7 +36,7 @@ func main() {
 	if err := localserver.Run(ctx, os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "agentchat:", err)
 		stop()
-		pprof.StopCPUProfile()
+		stopProfile()
 		os.Exit(1)
 	}
 }
