@@ -69,6 +69,21 @@ const (
 	DefaultMaxTurnsPerUser = 8
 	// MaxMaxTurnsPerUser bounds MAX_TURNS_PER_USER.
 	MaxMaxTurnsPerUser = 1000
+	// DefaultLLMMaxAnswerBytes caps one LLM answer (content plus tool-call
+	// arguments of one call).
+	DefaultLLMMaxAnswerBytes = 1 << 20
+	// DefaultToolMaxOutputBytes caps one tool output.
+	DefaultToolMaxOutputBytes = 64 << 10
+	// MaxByteLimit bounds LLM_MAX_ANSWER_BYTES and TOOL_MAX_OUTPUT_BYTES.
+	MaxByteLimit = 1 << 30
+	// DefaultMaxSessionsPerUser caps the chat sessions one user owns.
+	DefaultMaxSessionsPerUser = 10000
+	// DefaultMaxLLMConfigsPerUser caps the LLM configurations one user owns.
+	DefaultMaxLLMConfigsPerUser = 100
+	// DefaultMaxAPIKeysPerUser caps the API keys one user owns.
+	DefaultMaxAPIKeysPerUser = 100
+	// MaxPerUserLimit bounds the MAX_*_PER_USER resource limits.
+	MaxPerUserLimit = 10000000
 )
 
 // Config is the validated configuration of one agentchat process.
@@ -149,6 +164,30 @@ type Config struct {
 	// LLMIdleTimeout bounds the silence between two chunks of a streamed
 	// LLM call once its first token arrived (LLM_IDLE_TIMEOUT_SECONDS).
 	LLMIdleTimeout time.Duration
+
+	// LLMAllowPrivateHosts are the CIDRs and host names a user's own LLM
+	// configuration may reach although they are loopback, private,
+	// link-local or otherwise not public (LLM_ALLOW_PRIVATE_HOSTS,
+	// comma-separated), e.g. an on-premises Ollama. The server-wide
+	// OPENAI_BASE_URL is trusted and needs no entry.
+	LLMAllowPrivateHosts HostAllowList
+	// LLMMaxAnswerBytes caps one LLM answer, content plus tool-call
+	// arguments of one call (LLM_MAX_ANSWER_BYTES).
+	LLMMaxAnswerBytes int
+	// ToolMaxOutputBytes caps one tool output (TOOL_MAX_OUTPUT_BYTES).
+	ToolMaxOutputBytes int
+	// ConsoleAllowedHosts are the console hosts, besides the GNS3 host,
+	// that the console tools may connect to (CONSOLE_ALLOWED_HOSTS).
+	ConsoleAllowedHosts HostAllowList
+	// MaxSessionsPerUser caps the chat sessions one user owns
+	// (MAX_SESSIONS_PER_USER).
+	MaxSessionsPerUser int
+	// MaxLLMConfigsPerUser caps the LLM configurations one user owns
+	// (MAX_LLM_CONFIGS_PER_USER).
+	MaxLLMConfigsPerUser int
+	// MaxAPIKeysPerUser caps the API keys one user owns
+	// (MAX_API_KEYS_PER_USER).
+	MaxAPIKeysPerUser int
 }
 
 // Defaults are the values that differ between the local server and AWS
@@ -231,6 +270,40 @@ func (l *loader) seconds(name string, def time.Duration) time.Duration {
 		return def
 	}
 	return time.Duration(n) * time.Second
+}
+
+// count reads a whole number between lo and hi, def when unset; what
+// names the quantity in a problem.
+func (l *loader) count(name string, def, lo, hi int, what string) int {
+	v := l.str(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		l.fail(name, "%s is not a whole number (the %s)", quote(v), what)
+		return def
+	case n < lo || n > hi:
+		l.fail(name, "must be between %d and %d (the %s), got %d", lo, hi, what, n)
+		return def
+	}
+	return n
+}
+
+// hostAllowList reads a comma-separated list of CIDRs, IP addresses and
+// host names.
+func (l *loader) hostAllowList(name string) HostAllowList {
+	v := l.str(name)
+	if v == "" {
+		return HostAllowList{}
+	}
+	list, err := ParseHostAllowList(v)
+	if err != nil {
+		l.fail(name, "%v", err)
+		return HostAllowList{}
+	}
+	return list
 }
 
 // httpURL reads an optional http(s) base URL without a trailing slash. The
@@ -410,6 +483,14 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 		}
 	}
 
+	c.LLMAllowPrivateHosts = l.hostAllowList("LLM_ALLOW_PRIVATE_HOSTS")
+	c.ConsoleAllowedHosts = l.hostAllowList("CONSOLE_ALLOWED_HOSTS")
+	c.LLMMaxAnswerBytes = l.count("LLM_MAX_ANSWER_BYTES", DefaultLLMMaxAnswerBytes, 1024, MaxByteLimit, "bytes of one LLM answer")
+	c.ToolMaxOutputBytes = l.count("TOOL_MAX_OUTPUT_BYTES", DefaultToolMaxOutputBytes, 256, MaxByteLimit, "bytes of one tool output")
+	c.MaxSessionsPerUser = l.count("MAX_SESSIONS_PER_USER", DefaultMaxSessionsPerUser, 1, MaxPerUserLimit, "chat sessions one user may own")
+	c.MaxLLMConfigsPerUser = l.count("MAX_LLM_CONFIGS_PER_USER", DefaultMaxLLMConfigsPerUser, 1, MaxPerUserLimit, "LLM configurations one user may own")
+	c.MaxAPIKeysPerUser = l.count("MAX_API_KEYS_PER_USER", DefaultMaxAPIKeysPerUser, 1, MaxPerUserLimit, "API keys one user may own")
+
 	c.LogLevel = slog.LevelInfo
 	if v := l.str("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
@@ -572,6 +653,13 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("turn_lease", c.TurnLease),
 		slog.Duration("llm_timeout", c.LLMTimeout),
 		slog.Duration("llm_idle_timeout", c.LLMIdleTimeout),
+		slog.String("llm_allow_private_hosts", c.LLMAllowPrivateHosts.String()),
+		slog.Int("llm_max_answer_bytes", c.LLMMaxAnswerBytes),
+		slog.Int("tool_max_output_bytes", c.ToolMaxOutputBytes),
+		slog.String("console_allowed_hosts", c.ConsoleAllowedHosts.String()),
+		slog.Int("max_sessions_per_user", c.MaxSessionsPerUser),
+		slog.Int("max_llm_configs_per_user", c.MaxLLMConfigsPerUser),
+		slog.Int("max_api_keys_per_user", c.MaxAPIKeysPerUser),
 	)
 }
 
