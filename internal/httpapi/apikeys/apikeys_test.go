@@ -63,7 +63,7 @@ func TestCreateListRevoke(t *testing.T) {
 	if err != nil || exp.Before(before.Add(30*24*time.Hour-time.Second)) || exp.After(time.Now().Add(30*24*time.Hour+time.Second)) {
 		t.Fatalf("expires_at = %s (%v)", *k.ExpiresAt, err)
 	}
-	if !strings.HasSuffix(k.CreatedAt, "Z") {
+	if !strings.HasSuffix(k.CreatedAt, "+00:00") {
 		t.Fatalf("created_at = %s", k.CreatedAt)
 	}
 
@@ -164,7 +164,7 @@ func TestLastUsed(t *testing.T) {
 		t.Fatal("used key has no last_used_at")
 	}
 	when, err := time.Parse(time.RFC3339, *at)
-	if err != nil || !strings.HasSuffix(*at, "Z") || when.Before(before) || when.After(after) {
+	if err != nil || !strings.HasSuffix(*at, "+00:00") || when.Before(before) || when.After(after) {
 		t.Fatalf("last_used_at = %s (%v), want RFC 3339 UTC within [%v, %v]", *at, err, before, after)
 	}
 

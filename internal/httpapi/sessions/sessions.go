@@ -29,7 +29,9 @@ const (
 	PathAbort      = prefix + "/sessions/{session_id}/abort"
 	PathProject    = prefix
 	maxTitleLength = 255
-	defaultLimit   = 50
+	// defaultLimit is the list without a limit: the GNS3 web UI never
+	// pages, and the upstream copilot answers 100.
+	defaultLimit   = 100
 	defaultHistory = 100
 	maxLimit       = 1000
 )

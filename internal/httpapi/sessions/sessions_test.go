@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func TestListByCopilotMode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			limit := 50
+			limit := 100
 			if q, err := url.ParseQuery(tc.query); err == nil && q.Get("limit") != "" {
 				limit, _ = strconv.Atoi(q.Get("limit"))
 			}
@@ -297,8 +298,10 @@ func TestSessionLifecycle(t *testing.T) {
 	if r.Status != http.StatusOK || s.Title != "OSPF lab" || s.ThreadID != id || s.ProjectID != project || s.UserID != "alice" {
 		t.Fatalf("rename: %d %s", r.Status, r.Body)
 	}
-	if !strings.HasSuffix(s.CreatedAt, "Z") || !strings.HasSuffix(s.UpdatedAt, "Z") {
-		t.Errorf("timestamps must be UTC with Z: %s", r.Body)
+	for _, v := range []string{s.CreatedAt, s.UpdatedAt} {
+		if _, err := webUIDate(v); err != nil || !strings.HasSuffix(v, "+00:00") {
+			t.Errorf("timestamp %q must be UTC with a numeric offset, as the web UI reads it (%v): %s", v, err, r.Body)
+		}
 	}
 
 	r = e.As("alice", http.MethodGet, base("/sessions/"+id+"/history?limit=3"), nil)
@@ -555,5 +558,70 @@ func TestProjectRemovalPolicy(t *testing.T) {
 	}
 	if r := e.Do(http.MethodDelete, "/v3/projects/"+other+"/chat", "Bearer "+admin, nil); r.Status != http.StatusNoContent || left(other) != 0 {
 		t.Fatalf("admin removal: %d %s", r.Status, r.Body)
+	}
+}
+
+// webUIDate reads a time as the GNS3 web UI does: it appends "Z" unless the
+// value already ends in a numeric offset, then parses the result.
+func webUIDate(v string) (time.Time, error) {
+	if !numericOffset.MatchString(v) {
+		v += "Z"
+	}
+	return time.Parse(time.RFC3339Nano, v)
+}
+
+var numericOffset = regexp.MustCompile(`[+-]\d{2}:\d{2}$`)
+
+// TestWebUIDate: the UI's rule accepts what Timestamp writes and refuses
+// the "...Z" form it turns into "...ZZ".
+func TestWebUIDate(t *testing.T) {
+	at := time.Date(2026, 12, 3, 6, 2, 11, 123456789, time.UTC)
+	got := sessions.Timestamp(at)
+	if got != "2026-12-03T06:02:11.123456+00:00" {
+		t.Fatalf("Timestamp = %q", got)
+	}
+	if parsed, err := webUIDate(got); err != nil || !parsed.Equal(at.Truncate(time.Microsecond)) {
+		t.Fatalf("web UI reads %q as %v (%v)", got, parsed, err)
+	}
+	if _, err := webUIDate("2026-12-03T06:02:11.123Z"); err == nil {
+		t.Fatal("the web UI's rule must turn a Z time into an invalid date")
+	}
+	if _, err := webUIDate("2026-12-03T06:02:11.123456"); err != nil {
+		t.Fatalf("a naive time reads as UTC in the web UI: %v", err)
+	}
+}
+
+// TestListWithoutLimit: the GNS3 web UI lists sessions with no query and
+// never pages, so without a limit the list holds up to 100 sessions,
+// pinned first, then the most recently updated; with a limit it pages.
+func TestListWithoutLimit(t *testing.T) {
+	e := newEnv(t, apitest.Options{})
+	modes := make([]string, 120)
+	seedModes(t, e.Store, "alice", 0, modes)
+	if r := e.As("alice", http.MethodPut, base("/sessions/"+threadID(3)+"/pin"), nil); r.Status != http.StatusOK {
+		t.Fatalf("pin: %d %s", r.Status, r.Body)
+	}
+	r := e.As("alice", http.MethodGet, base("/sessions"), nil)
+	var page []sessions.ChatSession
+	r.JSON(t, &page)
+	if r.Status != http.StatusOK || len(page) != 100 {
+		t.Fatalf("GET /sessions: %d, %d sessions, want 100", r.Status, len(page))
+	}
+	want := []string{threadID(3)}
+	for i := 119; len(want) < 100; i-- {
+		if i != 3 {
+			want = append(want, threadID(i))
+		}
+	}
+	for i, s := range page {
+		if s.ThreadID != want[i] {
+			t.Fatalf("session %d is %s, want %s (pinned first, then newest)", i, s.ThreadID, want[i])
+		}
+	}
+	r = e.As("alice", http.MethodGet, base("/sessions?limit=50"), nil)
+	page = nil
+	r.JSON(t, &page)
+	if len(page) != 50 || r.Header.Get("X-Next-Cursor") == "" {
+		t.Fatalf("limit=50: %d sessions, cursor %q", len(page), r.Header.Get("X-Next-Cursor"))
 	}
 }

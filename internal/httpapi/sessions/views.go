@@ -55,10 +55,17 @@ type ConversationHistory struct {
 	LLMCalls  int64           `json:"llm_calls"`
 }
 
-// Timestamp formats t as RFC 3339 in UTC with a Z and milliseconds.
+// Timestamp formats t as RFC 3339 in UTC with microseconds and a numeric
+// offset, 2026-12-03T06:02:11.123456+00:00: the GNS3 web UI appends "Z" to
+// any time that does not end in a numeric offset, so "...Z" would read as
+// "...ZZ", an invalid date.
 func Timestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return t.UTC().Format(TimestampLayout)
 }
+
+// TimestampLayout is the layout of every time in a project-chat,
+// LLM-configuration or API-key body.
+const TimestampLayout = "2006-01-02T15:04:05.000000-07:00"
 
 // SessionView converts a stored session to its JSON view.
 func SessionView(s *store.Session) ChatSession {
