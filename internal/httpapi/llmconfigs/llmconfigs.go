@@ -27,7 +27,12 @@
 // key (a key given replaces the stored one, a key given as null is
 // removed — temperature and context_strategy then return to their
 // defaults, base_url to the provider's —, an omitted key is kept);
-// api_key omitted or null keeps the stored key, "" removes it. With
+// api_key omitted or null keeps the stored key, "" removes it — except
+// that an update changing the provider or the base URL (compared
+// normalised: scheme and host case, default port, trailing slash) without
+// a new api_key clears the stored key (api_key_set false in the answer),
+// so that a stolen session or API key cannot send the user's provider key
+// to another server (see keymove.go). With
 // expected_version, an update of another version is refused with 409.
 // Every update increments version. is_default true makes the configuration
 // the owner's only default; false unsets it when it is the default (the
@@ -502,7 +507,10 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 		return
 	}
 	ctx := r.Context()
-	var out *store.LLMConfig
+	var (
+		out        *store.LLMConfig
+		keyCleared bool
+	)
 	for attempt := 1; ; attempt++ {
 		cur, err := h.st.GetLLMConfig(ctx, owner, id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -522,6 +530,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 			httpapi.Fail(w, r, err)
 			return
 		}
+		keyCleared = dropMovedKey(cur, next, p)
 		if err := h.seal(next, p); err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -558,7 +567,8 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 		}
 		out = d
 	}
-	httpapi.Logger(ctx).InfoContext(ctx, "llm config updated", "config_id", id, "owner", ownerKind(owner), "version", out.Version, "api_key_set", out.APIKeyCipher != "")
+	httpapi.Logger(ctx).InfoContext(ctx, "llm config updated", "config_id", id, "owner", ownerKind(owner), "version", out.Version,
+		"api_key_set", out.APIKeyCipher != "", "api_key_cleared_by_move", keyCleared)
 	write(w, http.StatusOK, View(out))
 }
 
