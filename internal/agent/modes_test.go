@@ -242,8 +242,8 @@ func userMessages(text string) []openai.ChatCompletionMessage {
 }
 
 // TestConfigurationSettings: the user's LLM configuration gives the turn
-// its temperature (a request's own wins), its max_tokens and, when
-// neither the request nor the session names one, its mode.
+// its temperature (a request's own wins), its max_tokens and, when the
+// request names none, its mode (before the session's recorded one).
 func TestConfigurationSettings(t *testing.T) {
 	h := newHarness(t, nil)
 	var refreshes, runs atomic.Int64
@@ -268,7 +268,9 @@ func TestConfigurationSettings(t *testing.T) {
 		t.Fatalf("recorded mode %q", got)
 	}
 
-	// The session's mode now wins over the configuration's.
+	// The web UI's mode switch edits the default configuration: the open
+	// session's next turn follows it, the session keeps its recorded mode
+	// and each answer records the mode it ran under.
 	h.res.mu.Lock()
 	h.res.mode = "teach"
 	h.res.mu.Unlock()
@@ -279,8 +281,33 @@ func TestConfigurationSettings(t *testing.T) {
 	tr.Run(ctx, func(Event) {})
 	calls := agentCalls(h)
 	r = calls[len(calls)-1]
-	if r.Temperature == nil || *r.Temperature != reqTemp || tr.Mode() != "lab" {
+	if r.Temperature == nil || *r.Temperature != reqTemp || tr.Mode() != "teach" {
 		t.Fatalf("temperature %v, mode %q", r.Temperature, tr.Mode())
+	}
+	if got := h.session(k).CopilotMode(); got != "lab" {
+		t.Fatalf("recorded mode after a switch %q, want the creation's", got)
+	}
+	var answerModes []any
+	for _, m := range h.messages(k) {
+		if m.Role == store.RoleAssistant {
+			answerModes = append(answerModes, m.Metadata[store.MetadataCopilotMode])
+		}
+	}
+	if len(answerModes) != 2 || answerModes[0] != "lab" || answerModes[1] != "teach" {
+		t.Fatalf("answers record modes %v, want [lab teach]", answerModes)
+	}
+
+	// Without a configured mode, the session's recorded one applies.
+	h.res.mu.Lock()
+	h.res.mode = ""
+	h.res.mu.Unlock()
+	tr, err = h.rt.StartTurn(ctx, TurnRequest{Key: k, AgentID: "modal", Message: "once more"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Run(ctx, func(Event) {})
+	if tr.Mode() != "lab" {
+		t.Fatalf("mode without a configured one %q, want the session's", tr.Mode())
 	}
 
 	// On /v1 a client's smaller max_tokens holds, a larger one is capped.

@@ -185,8 +185,8 @@ func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, 
 }
 
 // resolveMode returns the mode of a turn of agent a: the requested one, else
-// the session's recorded one, else the mode of the user's LLM
-// configuration, else the agent's default. An unknown recorded or
+// the mode of the user's current default LLM configuration, else the
+// session's recorded one, else the agent's default. An unknown recorded or
 // configured mode falls back to the next.
 func (a *Agent) resolveMode(requested string, session *store.Session, configured string) string {
 	if len(a.Modes) == 0 {
@@ -195,13 +195,16 @@ func (a *Agent) resolveMode(requested string, session *store.Session, configured
 	if requested != "" {
 		return requested
 	}
+	// The user's default configuration comes before the session: the GNS3
+	// web UI's mode switch edits that configuration and expects the open
+	// session's next message to follow it.
+	if a.HasMode(configured) {
+		return configured
+	}
 	if session != nil {
 		if m := session.CopilotMode(); a.HasMode(m) {
 			return m
 		}
-	}
-	if a.HasMode(configured) {
-		return configured
 	}
 	return a.DefaultMode()
 }

@@ -49,8 +49,9 @@ type TurnRequest struct {
 	Message string
 	// Temperature overrides the configured temperature for this turn.
 	Temperature *float32
-	// Mode is the agent mode asked for (copilot_mode), or empty: the
-	// session's recorded mode, else the agent's default, applies. It must be
+	// Mode is the agent mode asked for (copilot_mode), or empty: the mode
+	// of the user's default LLM configuration, else the session's recorded
+	// mode, else the agent's default, applies. It must be
 	// one of the agent's Modes (ignored for an agent without modes).
 	Mode string
 }
@@ -88,8 +89,8 @@ type Turn struct {
 // Session returns the session as it was when the turn started.
 func (t *Turn) Session() *store.Session { return t.session }
 
-// Mode returns the turn's agent mode: the requested one, else the
-// session's, else the agent's default (empty for an agent without modes).
+// Mode returns the turn's agent mode: the requested one, else the user's
+// configured one, else the session's, else the agent's default (empty for an agent without modes).
 func (t *Turn) Mode() string { return t.mode }
 
 // StartTurn does everything that can fail with a clean status before any
@@ -788,6 +789,9 @@ func (tr *turnRun) saveAssistant(id string, res *llm.Result, interrupted bool) e
 	}
 	if res.FinishReason == string(openai.FinishReasonLength) {
 		meta["finish_reason"] = res.FinishReason
+	}
+	if tr.t.mode != "" {
+		meta[store.MetadataCopilotMode] = tr.t.mode
 	}
 	if len(meta) > 0 {
 		m.Metadata = meta
