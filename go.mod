@@ -22,6 +22,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/google/gopacket v1.1.19 // indirect
+
 require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
