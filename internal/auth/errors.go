@@ -15,4 +15,8 @@ const (
 	// ErrInvalidCredentials: the credential is malformed, badly signed,
 	// expired, revoked or unknown.
 	ErrInvalidCredentials CredentialError = "Could not validate credentials"
+	// ErrNotAccessToken: a JWT whose type claim is present and is not
+	// "access" (a refresh token, say). Errors carrying it also match
+	// ErrInvalidCredentials; errors.As finds this one first.
+	ErrNotAccessToken CredentialError = `Could not validate credentials: only access tokens are accepted (the token's "type" claim is not "access")`
 )

@@ -18,7 +18,16 @@
 //   - the token is not expired (now < exp + Leeway), not used before nbf
 //     (now >= nbf - Leeway) and not issued in the future (now >= iat -
 //     Leeway);
-//   - sub, the user id, is a non-empty string.
+//   - sub, the user id, is a non-empty string;
+//   - type, when present, is "access" (AccessTokenType): a refresh token
+//     or any other kind is refused with ErrNotAccessToken. GNS3 3.0
+//     tokens have no type and are accepted.
+//
+// The ver claim of GNS3 tokens (the user's token version, which a GNS3
+// logout bumps) is not checked here: only the controller knows the
+// current version. It is honoured wherever the token is forwarded to
+// GNS3 (the project check, the tools, the GNS3 user lookup), which
+// answers 401 for a stale version.
 //
 // Leeway, the clock skew tolerated with the token issuer, is 10 seconds
 // and is kept at most 30 seconds.

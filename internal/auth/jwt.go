@@ -89,6 +89,11 @@ func (v *JWTVerifier) Verify(token string) (userID string, err error) {
 	if claims.Subject == "" {
 		return "", fmt.Errorf("%w: jwt: missing sub claim", ErrInvalidCredentials)
 	}
+	if claims.hasType && claims.typ != AccessTokenType {
+		// A refresh token (or any other kind) never authenticates a
+		// request, even with a valid signature.
+		return "", fmt.Errorf("%w (%w): jwt: type claim is not %q", ErrNotAccessToken, ErrInvalidCredentials, AccessTokenType)
+	}
 	// exp is required: the parser refused a token without it.
 	v.verified.put(sum, claims.Subject, claims.ExpiresAt.Time.Add(Leeway), now)
 	return claims.Subject, nil
@@ -123,6 +128,12 @@ func checkCrit(header map[string]any) error {
 	return errors.New("crit header names a parameter that is not understood")
 }
 
+// AccessTokenType is the only value of a token's "type" claim accepted.
+// Tokens without the claim (GNS3 3.0 issues {"sub", "exp", "ver"}) are
+// accepted; a controller that also issues refresh tokens marks them with
+// another type, and those are refused.
+const AccessTokenType = "access"
+
 // tokenClaims are the claims of a token, decoded strictly: each claim is
 // read under its exact name (encoding/json would also fill a field from
 // "EXP" or "Sub"), and exp, nbf and iat must be JSON numbers
@@ -131,6 +142,10 @@ func checkCrit(header map[string]any) error {
 // embedded RegisteredClaims.
 type tokenClaims struct {
 	jwt.RegisteredClaims
+	// typ is the "type" claim when hasType; a type that is not a JSON
+	// string is kept as "" with hasType, so it is refused.
+	typ     string
+	hasType bool
 }
 
 // UnmarshalJSON decodes the claims set.
@@ -166,6 +181,11 @@ func (c *tokenClaims) UnmarshalJSON(b []byte) error {
 		}
 	}
 	c.RegisteredClaims = rc
+	if v, ok := raw["type"]; ok {
+		c.hasType = true
+		// Not a string (null, a number...): typ stays "", refused.
+		_ = json.Unmarshal(v, &c.typ)
+	}
 	return nil
 }
 
