@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -163,7 +164,7 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, dst any, opt DecodeOptio
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) {
 			return decodeError(err, max)
 		}
 		return Errorf(http.StatusBadRequest, "Request body must contain a single JSON object")
@@ -180,6 +181,10 @@ func decodeError(err error, max int64) error {
 	switch {
 	case errors.As(err, &maxErr):
 		return Errorf(http.StatusRequestEntityTooLarge, "Request body must not be larger than %d bytes", max)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server's read deadline on the body (the local server's
+		// BodyReadTimeout): the client declared a body it did not send.
+		return Errorf(http.StatusRequestTimeout, "Request body not received in time")
 	case errors.Is(err, io.EOF):
 		return Errorf(http.StatusBadRequest, "Request body must not be empty")
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):

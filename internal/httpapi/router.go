@@ -118,6 +118,7 @@ func NewRouter(d Deps, routes ...Route) http.Handler {
 			d.preflight(w, r)
 			return
 		}
+		refuseUnread(w, r)
 		Error(w, r.WithContext(WithStyle(r.Context(), styleOfPath(r.URL.Path))), http.StatusNotFound, "Not found")
 	})
 	return d.base(mux)
@@ -134,6 +135,7 @@ func (d Deps) otherMethod(path string, methods []string) http.Handler {
 			return
 		}
 		w.Header().Set("Allow", allow)
+		refuseUnread(w, r)
 		Error(w, r.WithContext(WithStyle(r.Context(), style)), http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed; use "+allow)
 	})
 }
@@ -157,6 +159,7 @@ func (d Deps) base(next http.Handler) http.Handler {
 		if d.SingleUser {
 			if msg := localOnly(r); msg != "" {
 				log.WarnContext(ctx, "refused a request not addressed from and to loopback", "host", truncate(r.Host, 64), "origin", truncate(r.Header.Get("Origin"), 64))
+				refuseUnread(rec, r)
 				Error(rec, r.WithContext(WithStyle(ctx, styleOfPath(r.URL.Path))), http.StatusForbidden, msg)
 				log.InfoContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "duration_ms", time.Since(start).Milliseconds())
 				return
@@ -195,13 +198,18 @@ func (d Deps) wrap(rt Route) http.Handler {
 				Error(w, r, http.StatusInternalServerError, "Authentication is not configured")
 				return
 			}
+			// Authentication comes before the handler reads the body: a
+			// caller without a valid credential never makes the server
+			// wait for (or read) what it declared.
 			id, err := d.Auth.Authenticate(ctx, r.Header.Get("Authorization"))
+			var credErr auth.CredentialError
 			switch {
-			case errors.Is(err, auth.ErrNoCredentials):
-				Error(w, r, http.StatusUnauthorized, auth.ErrNoCredentials.Error())
-				return
-			case errors.Is(err, auth.ErrInvalidCredentials):
-				Error(w, r, http.StatusUnauthorized, auth.ErrInvalidCredentials.Error())
+			case errors.As(err, &credErr):
+				// The sentinel's own text (ErrNoCredentials,
+				// ErrInvalidCredentials, ErrNotAccessToken), never the
+				// log-only reason wrapped around it.
+				refuseUnread(w, r)
+				Error(w, r, http.StatusUnauthorized, credErr.Error())
 				return
 			case err != nil:
 				Fail(w, r, fmt.Errorf("authenticate: %w", err))
@@ -212,6 +220,7 @@ func (d Deps) wrap(rt Route) http.Handler {
 			r = r.WithContext(ctx)
 			if rt.Project {
 				if err := d.checkProject(r, id); err != nil {
+					refuseUnread(w, r)
 					Fail(w, r, err)
 					return
 				}
@@ -219,6 +228,18 @@ func (d Deps) wrap(rt Route) http.Handler {
 		}
 		rt.Handler(w, r)
 	})
+}
+
+// refuseUnread prepares the refusal of a request whose body is left
+// unread (a failed authentication, an unknown route...): on HTTP/1.x it
+// asks for the connection to be closed after the answer. net/http would
+// otherwise first try to read and discard the declared body, so a client
+// that declares a body and never sends it would get its refusal only when
+// the read deadline ends that wait.
+func refuseUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 && r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 func (d Deps) checkProject(r *http.Request, id auth.Identity) error {

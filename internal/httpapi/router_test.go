@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -83,6 +84,8 @@ func TestAuthFailureKinds(t *testing.T) {
 	}{
 		{auth.ErrNoCredentials, 401, "Not authenticated"},
 		{errors.Join(auth.ErrInvalidCredentials, errors.New("token expired")), 401, "Could not validate credentials"},
+		// A refresh token says why it is refused.
+		{fmt.Errorf("%w (%w): jwt: type claim", auth.ErrNotAccessToken, auth.ErrInvalidCredentials), 401, "only access tokens are accepted"},
 		{errors.New("api key store: connection refused"), 500, "Internal server error"},
 	}
 	for _, tc := range tests {
