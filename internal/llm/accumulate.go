@@ -21,6 +21,9 @@ type accumulator struct {
 	delivered bool
 	// chunks counts decoded chunks.
 	chunks int
+	// budget counts the answer against its cap (Config.MaxAnswerBytes);
+	// a zero max means no cap.
+	budget budget
 }
 
 // streamChunk is the part of a chat.completion.chunk the client uses; it
@@ -86,6 +89,7 @@ func (a *accumulator) reset() {
 	a.model = ""
 	a.delivered = false
 	a.chunks = 0
+	a.budget.used = 0
 }
 
 // add folds one chunk in, calling emit for each increment in order.
@@ -120,20 +124,45 @@ func (a *accumulator) deliver(emit func(Delta) error, d Delta) error {
 	return emit(d)
 }
 
+// take counts s against the answer's cap: the part of s that fits, and
+// the too-large error when s did not fit whole.
+func (a *accumulator) take(s string) (string, error) {
+	if a.budget.max <= 0 {
+		return s, nil
+	}
+	part, cut := a.budget.take(s)
+	if cut {
+		return part, answerTooLarge(a.budget.max)
+	}
+	return part, nil
+}
+
 func (a *accumulator) addDelta(d *streamDelta, emit func(Delta) error) error {
 	if d.ReasoningContent != "" {
-		a.reasoning.WriteString(d.ReasoningContent)
-		if err := a.deliver(emit, Delta{Reasoning: d.ReasoningContent}); err != nil {
-			return err
+		text, over := a.take(d.ReasoningContent)
+		if text != "" {
+			a.reasoning.WriteString(text)
+			if err := a.deliver(emit, Delta{Reasoning: text}); err != nil {
+				return err
+			}
+		}
+		if over != nil {
+			return over
 		}
 	}
 	for _, text := range [2]string{d.Content, d.Refusal} {
 		if text == "" {
 			continue
 		}
-		a.content.WriteString(text)
-		if err := a.deliver(emit, Delta{Content: text}); err != nil {
-			return err
+		text, over := a.take(text)
+		if text != "" {
+			a.content.WriteString(text)
+			if err := a.deliver(emit, Delta{Content: text}); err != nil {
+				return err
+			}
+		}
+		if over != nil {
+			return over
 		}
 	}
 	for i := range d.ToolCalls {
@@ -141,6 +170,12 @@ func (a *accumulator) addDelta(d *streamDelta, emit func(Delta) error) error {
 		pos, first := a.slotFor(tc)
 		s := a.calls[pos]
 		if first {
+			// A new call's id and name count too, so that countless empty
+			// calls cannot grow the answer; one past the cap is dropped.
+			if _, over := a.take(s.id + s.name); over != nil {
+				a.calls = a.calls[:pos]
+				return over
+			}
 			if err := a.deliver(emit, Delta{ToolCall: &ToolCallDelta{
 				Index: pos, ID: s.id, Name: s.name, First: true,
 			}}); err != nil {
@@ -151,11 +186,17 @@ func (a *accumulator) addDelta(d *streamDelta, emit func(Delta) error) error {
 		if frag == "" {
 			continue
 		}
-		s.arguments.WriteString(frag)
-		if err := a.deliver(emit, Delta{ToolCall: &ToolCallDelta{
-			Index: pos, ID: s.id, Name: s.name, Arguments: s.arguments.String(), Fragment: frag,
-		}}); err != nil {
-			return err
+		frag, over := a.take(frag)
+		if frag != "" {
+			s.arguments.WriteString(frag)
+			if err := a.deliver(emit, Delta{ToolCall: &ToolCallDelta{
+				Index: pos, ID: s.id, Name: s.name, Arguments: s.arguments.String(), Fragment: frag,
+			}}); err != nil {
+				return err
+			}
+		}
+		if over != nil {
+			return over
 		}
 	}
 	return nil

@@ -40,7 +40,8 @@ type options struct {
 }
 
 // WithHTTPClient sets the HTTP client (default: a NewHTTPClient of its
-// own; share one between clients to share its connection pool).
+// own; share one between clients to share its connection pool). Whatever
+// its CheckRedirect, the client follows no redirect.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) { o.httpClient = hc }
 }
@@ -66,6 +67,7 @@ type client struct {
 	idle    time.Duration // IdleTimeout
 	retries int
 	backoff time.Duration
+	maxAns  int // MaxAnswerBytes
 	log     *slog.Logger
 }
 
@@ -100,7 +102,11 @@ func NewClient(cfg Config, opts ...Option) (Client, error) {
 		idle:    cfg.IdleTimeout,
 		retries: cfg.MaxRetries,
 		backoff: cfg.RetryBackoff,
+		maxAns:  cfg.MaxAnswerBytes,
 		log:     o.logger,
+	}
+	if c.maxAns <= 0 {
+		c.maxAns = DefaultMaxAnswerBytes
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultCallTimeout
@@ -117,7 +123,10 @@ func NewClient(cfg Config, opts ...Option) (Client, error) {
 	if c.backoff <= 0 {
 		c.backoff = DefaultRetryBackoff
 	}
-	c.doer = &doer{hc: o.httpClient}
+	// A copy shares the transport (its pool) and follows no redirect.
+	hc := *o.httpClient
+	hc.CheckRedirect = refuseRedirect
+	c.doer = &doer{hc: &hc}
 	c.chatURL = base + chatCompletionsPath
 	c.header = streamHeader(cfg.APIKey)
 	oc := openai.DefaultConfig(cfg.APIKey)
@@ -151,7 +160,7 @@ func (c *client) Stream(ctx context.Context, req Request, onDelta func(Delta) er
 	if onDelta == nil {
 		onDelta = func(Delta) error { return nil }
 	}
-	acc := &accumulator{}
+	acc := &accumulator{budget: budget{max: c.maxAns}}
 	return c.run(ctx, boundFirst, acc, func(actx context.Context, st *attemptState) error {
 		if bodyErr != nil {
 			return bodyErr
@@ -169,6 +178,9 @@ func (c *client) Complete(ctx context.Context, req Request) (*Result, error) {
 	acc := &accumulator{}
 	var res *Result
 	r, err := c.run(ctx, boundCall, acc, func(actx context.Context, st *attemptState) error {
+		// The body is read up to what an answer at the cap can take.
+		st.bodyLimit, st.maxAnswer = wireLimit(c.maxAns), c.maxAns
+		res = nil
 		resp, err := c.oc.CreateChatCompletion(actx, oreq)
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) && st.body != nil && st.body.eof {
@@ -178,9 +190,15 @@ func (c *client) Complete(ctx context.Context, req Request) (*Result, error) {
 			return err
 		}
 		res, err = completionResult(&resp)
+		if err == nil && cutResult(res, c.maxAns) {
+			return answerTooLarge(c.maxAns)
+		}
 		return err
 	})
 	if err != nil {
+		if res != nil {
+			return res, err // cut at the cap
+		}
 		return r, err
 	}
 	return res, nil
@@ -307,7 +325,7 @@ func (c *client) streamOnce(ctx context.Context, st *attemptState, body []byte,
 	if err != nil {
 		return err
 	}
-	stream := newSSEReader(resp.Body)
+	stream := newSSEReader(resp.Body, c.maxAns)
 	defer func() {
 		_ = resp.Body.Close()
 		stream.release()
@@ -545,11 +563,17 @@ type attemptState struct {
 	retryAfter time.Duration
 	body       *trackedBody
 	watch      *watch // the call's bounds
+	// bodyLimit bounds the body of a non-streamed answer; 0: none.
+	bodyLimit int64
+	// maxAnswer is the cap the limit derives from, for its error.
+	maxAnswer int
 }
 
 // doer is the HTTP client of both paths (go-openai's for non-streamed
-// calls, openStream's for streamed ones): it records Retry-After and
-// watches the stream's end for the attempt in the request context.
+// calls, openStream's for streamed ones): it refuses redirects, bounds
+// what is read of an error body and of a non-streamed answer, records
+// Retry-After and watches the stream's end for the attempt in the request
+// context.
 type doer struct{ hc *http.Client }
 
 // Do sends req.
@@ -557,6 +581,16 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return resp, err
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		_ = resp.Body.Close()
+		return nil, &Error{Kind: KindBadResponse, Status: resp.StatusCode, Detail: errRedirect.Error(),
+			user: fmt.Sprintf("The LLM provider answered with a redirect (HTTP %d), which is not followed: check the base URL of the configuration.", resp.StatusCode)}
+	}
+	if resp.StatusCode >= 400 {
+		// go-openai reads an error body whole: it gets the first
+		// maxErrorBody bytes.
+		resp.Body = limitedBody{Reader: io.LimitReader(resp.Body, maxErrorBody), Closer: resp.Body}
 	}
 	st, _ := req.Context().Value(attemptKey{}).(*attemptState)
 	if st == nil {
@@ -566,9 +600,19 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 		st.retryAfter = parseRetryAfter(resp.Header, time.Now())
 		return resp, nil
 	}
-	st.body = &trackedBody{rc: resp.Body}
+	var body io.ReadCloser = resp.Body
+	if st.bodyLimit > 0 {
+		body = &cappedBody{rc: body, left: st.bodyLimit, err: answerTooLarge(st.maxAnswer)}
+	}
+	st.body = &trackedBody{rc: body}
 	resp.Body = st.body
 	return resp, nil
+}
+
+// limitedBody is a response body read through a LimitReader.
+type limitedBody struct {
+	io.Reader
+	io.Closer
 }
 
 // parseRetryAfter reads retry-after-ms or Retry-After (seconds or date).

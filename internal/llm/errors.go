@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -77,8 +78,9 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns context.Canceled or context.DeadlineExceeded for the
-// cancelled and timeout kinds, nil otherwise (the raw upstream error is not
-// kept because it may echo secrets).
+// cancelled and timeout kinds, ErrAnswerTooLarge for an answer past its
+// cap, ErrBlockedAddress for a base URL the Guard refused, nil otherwise
+// (the raw upstream error is not kept because it may echo secrets).
 func (e *Error) Unwrap() error { return e.cause }
 
 // Retryable reports whether the failure may go away on a new attempt.
@@ -175,7 +177,7 @@ func sanitize(s, apiKey string) string {
 		s = re.ReplaceAllString(s, "[redacted]")
 	}
 	s = keyValueSecret.ReplaceAllString(s, "${1}[redacted]")
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(stripControls(s)), " ")
 	if len(s) > maxDetail {
 		cut := maxDetail
 		for cut > 0 && !utf8RuneStart(s[cut]) {
@@ -187,6 +189,23 @@ func sanitize(s, apiKey string) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// stripControls makes s valid UTF-8 and turns its control characters
+// (C0 but for white space, DEL, C1) and format characters (bidirectional
+// overrides, zero-width ones) into spaces: an upstream text cannot move a
+// terminal's cursor, hide text or reorder what a person reads.
+func stripControls(s string) string {
+	s = strings.ToValidUTF8(s, "�")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			return ' '
+		}
+		return r
+	}, s)
+}
 
 // classify maps an error of one attempt to an *Error. parent is the
 // caller's context, call the per-call context derived from it.
@@ -212,6 +231,12 @@ func classify(parent, call context.Context, err error, apiKey string) *Error {
 		return &Error{Kind: KindCancelled, cause: context.Canceled}
 	}
 
+	var blocked *BlockedAddressError
+	if errors.As(err, &blocked) {
+		return &Error{Kind: KindBadRequest, Detail: "base URL address not allowed: " + blocked.Class,
+			user: blocked.Error(), cause: ErrBlockedAddress}
+	}
+
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
 		e := fromStatus(apiErr.HTTPStatusCode, apiErr.Message, apiErr.Type, codeString(apiErr.Code), apiKey)
@@ -220,9 +245,11 @@ func classify(parent, call context.Context, err error, apiKey string) *Error {
 	}
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) {
-		detail := string(reqErr.Body)
-		if detail == "" {
-			detail = http.StatusText(reqErr.HTTPStatusCode)
+		// A body that is not an OpenAI error object (an HTML page, a
+		// proxy's text) is never echoed, not even to logs.
+		detail := fmt.Sprintf("HTTP %d from the model server", reqErr.HTTPStatusCode)
+		if t := http.StatusText(reqErr.HTTPStatusCode); t != "" {
+			detail += " (" + t + ")"
 		}
 		return fromStatus(reqErr.HTTPStatusCode, detail, "", "", apiKey)
 	}

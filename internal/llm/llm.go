@@ -36,6 +36,11 @@ type Config struct {
 	MaxRetries int
 	// RetryBackoff is the first retry delay, doubled each retry; 0 = 500ms.
 	RetryBackoff time.Duration
+	// MaxAnswerBytes caps the answer of one call: its content, reasoning
+	// and tool calls (names and arguments) together; 0 = 1 MiB
+	// (DefaultMaxAnswerBytes). An answer beyond it is cut there and the
+	// call fails with an *Error matching ErrAnswerTooLarge.
+	MaxAnswerBytes int
 }
 
 // Request is one chat completion call.

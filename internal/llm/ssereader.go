@@ -3,6 +3,7 @@ package llm
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +38,8 @@ const emptyMessagesLimit = 300
 const maxErrorLines = 64 << 10
 
 // maxSSELine bounds one line of the stream: a server that sends more
-// without a newline is not sending server-sent events.
+// without a newline is not sending server-sent events. A stream's own
+// bound is lower when its answer's cap is (see newSSEReader).
 const maxSSELine = 16 << 20
 
 // maxPooledLine is the largest long-line scratch kept with a pooled reader.
@@ -47,10 +49,17 @@ const maxPooledLine = 64 << 10
 // in place, longer ones are copied into the reader's scratch.
 const sseBufferSize = 4 << 10
 
-// lineTooLong is the error of a stream whose line exceeds maxSSELine (a
-// new value each time: the client fills in its attempts).
-func lineTooLong() *Error {
-	return &Error{Kind: KindBadResponse, Detail: fmt.Sprintf("a line of the stream is longer than %d MiB", maxSSELine>>20)}
+// lineTooLong is the error of a stream whose line exceeds its bound (a
+// new value each time: the client fills in its attempts): the answer's
+// too-large error when the bound derives from the cap maxAnswer, which a
+// line past it cannot fit.
+func (s *sseReader) lineTooLong() *Error {
+	if s.maxAnswer > 0 && int64(s.maxLine) == wireLimit(s.maxAnswer) {
+		e := answerTooLarge(s.maxAnswer)
+		e.Detail = fmt.Sprintf("a line of the stream is longer than %d bytes, past the answer's cap", s.maxLine)
+		return e
+	}
+	return &Error{Kind: KindBadResponse, Detail: fmt.Sprintf("a line of the stream is longer than %d MiB", cmp.Or(s.maxLine, maxSSELine)>>20)}
 }
 
 // sseReaders holds readers for reuse across streams.
@@ -67,12 +76,22 @@ type sseReader struct {
 	// (it does not start with '{', or grew beyond maxErrorLines).
 	noError  bool
 	finished bool
+	// maxLine bounds a line (0: maxSSELine); maxAnswer is the answer's
+	// cap it derives from (0: none).
+	maxLine, maxAnswer int
 }
 
-// newSSEReader returns a reader of body from the pool; release gives it back.
-func newSSEReader(body io.Reader) *sseReader {
+// newSSEReader returns a reader of body from the pool; release gives it
+// back. A line is bounded by maxSSELine, or by what an answer of maxAnswer
+// bytes can take on the wire (wireLimit) when that is less; maxAnswer 0:
+// no cap.
+func newSSEReader(body io.Reader, maxAnswer int) *sseReader {
 	s := sseReaders.Get().(*sseReader)
 	s.r.Reset(body)
+	s.maxLine, s.maxAnswer = maxSSELine, maxAnswer
+	if maxAnswer > 0 && wireLimit(maxAnswer) < maxSSELine {
+		s.maxLine = int(wireLimit(maxAnswer))
+	}
 	return s
 }
 
@@ -165,8 +184,8 @@ func (s *sseReader) readLine() ([]byte, error) {
 	s.long = append(s.long[:0], line...)
 	for {
 		line, err = s.r.ReadSlice('\n')
-		if len(s.long)+len(line) > maxSSELine {
-			return nil, lineTooLong()
+		if len(s.long)+len(line) > cmp.Or(s.maxLine, maxSSELine) {
+			return nil, s.lineTooLong()
 		}
 		s.long = append(s.long, line...)
 		if !errors.Is(err, bufio.ErrBufferFull) {

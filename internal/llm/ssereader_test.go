@@ -163,7 +163,7 @@ func (endless) Read(p []byte) (int, error) {
 }
 
 func TestSSEReaderBoundsALine(t *testing.T) {
-	s := newSSEReader(endless{})
+	s := newSSEReader(endless{}, 0)
 	defer s.release()
 	_, err := s.next()
 	var le *Error
@@ -183,14 +183,14 @@ func TestSSEReaderBoundsTheErrorLines(t *testing.T) {
 
 func TestSSEReaderReuse(t *testing.T) {
 	for range 3 {
-		s := newSSEReader(strings.NewReader("{\"error\":\n: x\ndata: a\n\ndata: [DONE]\n"))
+		s := newSSEReader(strings.NewReader("{\"error\":\n: x\ndata: a\n\ndata: [DONE]\n"), 0)
 		got := steps(s.next, 10)
 		s.release()
 		want := []sseStep{{Data: "a", Payload: true}, {EOF: true, Err: "EOF"}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("read %+v", got)
 		}
-		s = newSSEReader(strings.NewReader("{\"error\":{\"message\":\"m\"}}\n"))
+		s = newSSEReader(strings.NewReader("{\"error\":{\"message\":\"m\"}}\n"), 0)
 		got = steps(s.next, 10)
 		s.release()
 		if len(got) != 1 || got[0].API == nil || got[0].API.Message != "m" {
@@ -232,7 +232,7 @@ func BenchmarkSSERead(b *testing.B) {
 	b.Run("ours", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s := newSSEReader(&chunkedReader{data: body, n: len(body)})
+			s := newSSEReader(&chunkedReader{data: body, n: len(body)}, 0)
 			for {
 				if _, err := s.next(); err != nil {
 					break
@@ -289,7 +289,7 @@ func TestSSEReaderReady(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSSEReader(&oneRead{data: []byte(tt.body)})
+			s := newSSEReader(&oneRead{data: []byte(tt.body)}, 0)
 			defer s.release()
 			if b, err := s.next(); err != nil || string(b) != "a" {
 				t.Fatalf("first next: %q, %v", b, err)

@@ -200,7 +200,7 @@ func TestStreamErrorResponsesMatchGoOpenAI(t *testing.T) {
 		{"error not an object", 400, "application/json", `{"error":"boom"}`},
 		{"other JSON", 404, "application/json", `{"detail":"Not Found"}`},
 		{"truncated JSON", 500, "application/json", `{"error":{"message":"x"`},
-		{"1xx-like redirect status", 302, "text/plain", "moved"},
+		{"redirect status", 302, "text/plain", "moved"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,9 +227,11 @@ func TestStreamErrorResponsesMatchGoOpenAI(t *testing.T) {
 			}
 			_, want := goOpenAIClient(base, streamTestKey).CreateChatCompletionStream(context.Background(), oreq)
 			if tt.status < 400 {
-				// A status go-openai accepts: the stream opens (and ends empty) for both.
-				if got != nil || want != nil {
-					t.Fatalf("error %v, go-openai %v", got, want)
+				// A redirect go-openai would read as a stream is not
+				// followed, nor read: an error saying so.
+				var le *Error
+				if !errors.As(got, &le) || le.Status != tt.status || !strings.Contains(le.UserMessage(), "redirect") {
+					t.Fatalf("error %v, want the redirect refused", got)
 				}
 				return
 			}

@@ -73,6 +73,7 @@ func TestUserLLMConfigurations(t *testing.T) {
 	vars := map[string]string{
 		"ADDR": "127.0.0.1:0", "DATA_DIR": dir, "JWT_SECRET": cfgSecret, "ENCRYPTION_KEY": newKeyB64(t),
 		"OPENAI_BASE_URL": server.BaseURL(), "OPENAI_API_KEY": "sk-server-default", "OPENAI_MODEL": "server-model",
+		"LLM_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32", // alice's scripted model
 	}
 	url, _, logs, stop := start(t, vars)
 	v, _ := auth.NewJWTVerifier([]byte(cfgSecret), time.Now)

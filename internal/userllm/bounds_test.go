@@ -38,7 +38,7 @@ func TestUserClientsGetTheBounds(t *testing.T) {
 			srv := llmtest.NewServer(t)
 			srv.Enqueue(tt.reply)
 			f := newFixture(t)
-			f.r = New(Options{Store: f.st, Secrets: f.box, CallTimeout: bound, IdleTimeout: bound})
+			f.r = New(Options{Store: f.st, Secrets: f.box, CallTimeout: bound, IdleTimeout: bound, Guard: testGuard})
 			f.add(t, "text", map[string]any{"provider": "openai", "base_url": srv.BaseURL(), "model": "slow-local"}, aliceKey)
 			res, err := f.r.Resolve(aliceCtx(), "alice")
 			if err != nil || res.Client.Model() != "slow-local" {

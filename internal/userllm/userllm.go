@@ -4,7 +4,10 @@
 // client, keeps one client per configuration version (reused across turns,
 // replaced once the configuration changes), and turns an unusable
 // configuration into a clear error instead of calling the provider without
-// a key.
+// a key. A configuration's base URL is the user's: its calls go through an
+// llm.Guard (no loopback, private, link-local or metadata address unless
+// LLM_ALLOW_PRIVATE_HOSTS allows it), checked when the client is built for
+// an address written in the URL and on every connection.
 package userllm
 
 import (
@@ -38,9 +41,15 @@ type Options struct {
 	Secrets *secrets.Box
 	// Fallback resolves users without a configuration (the server default).
 	Fallback llm.Resolver
-	// HTTPClient carries every configuration's requests, so that they
-	// share one connection pool (nil: a client with its own transport).
-	HTTPClient *http.Client
+	// Guard is the address policy of the configurations' base URLs
+	// (LLM_ALLOW_PRIVATE_HOSTS; Local in single-user mode). The zero
+	// Guard refuses every address that is not public. Every
+	// configuration's requests share one guarded connection pool
+	// (llm.NewGuardedHTTPClient), apart from the server default's.
+	Guard llm.Guard
+	// MaxAnswerBytes caps one answer (llm.Config.MaxAnswerBytes,
+	// LLM_MAX_ANSWER_BYTES; 0: llm.DefaultMaxAnswerBytes).
+	MaxAnswerBytes int
 	// CallTimeout bounds a streamed LLM call until its first token and a
 	// non-streamed one as a whole (llm.Config.CallTimeout).
 	CallTimeout time.Duration
@@ -54,7 +63,8 @@ type Options struct {
 // Resolver is an llm.Resolver over the stored configurations. Safe for
 // concurrent use.
 type Resolver struct {
-	o Options
+	o  Options
+	hc *http.Client // guarded by o.Guard, shared by the clients
 
 	mu      sync.Mutex
 	clients map[clientKey]llm.Client
@@ -72,13 +82,10 @@ func New(o Options) *Resolver {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = llm.NewHTTPClient()
-	}
 	if o.Fallback == nil {
 		o.Fallback = llm.NewStaticResolver(nil)
 	}
-	return &Resolver{o: o, clients: map[clientKey]llm.Client{}}
+	return &Resolver{o: o, hc: llm.NewGuardedHTTPClient(o.Guard), clients: map[clientKey]llm.Client{}}
 }
 
 // Resolve implements llm.Resolver: the caller's effective configuration
@@ -115,6 +122,9 @@ func (r *Resolver) resolved(cfg *store.LLMConfig) (llm.Resolved, error) {
 			return llm.Resolved{}, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' needs a base_url for provider '%s'.", cfg.Name, s.provider)}
 		}
 	}
+	if err := r.o.Guard.CheckURL(baseURL); err != nil {
+		return llm.Resolved{}, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' cannot be used. %s", cfg.Name, err)}
+	}
 	c, err := r.client(cfg, baseURL, s.model)
 	if err != nil {
 		return llm.Resolved{}, err
@@ -146,8 +156,8 @@ func (r *Resolver) client(cfg *store.LLMConfig, baseURL, model string) (llm.Clie
 		}
 	}
 	c, err := llm.NewClient(llm.Config{APIKey: key, BaseURL: baseURL, Model: model,
-		CallTimeout: r.o.CallTimeout, IdleTimeout: r.o.IdleTimeout},
-		llm.WithLogger(r.o.Logger), llm.WithHTTPClient(r.o.HTTPClient))
+		CallTimeout: r.o.CallTimeout, IdleTimeout: r.o.IdleTimeout, MaxAnswerBytes: r.o.MaxAnswerBytes},
+		llm.WithLogger(r.o.Logger), llm.WithHTTPClient(r.hc))
 	if err != nil {
 		return nil, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' cannot be used: %v", cfg.Name, err)}
 	}

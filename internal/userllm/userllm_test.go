@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentchat/internal/auth"
+	"agentchat/internal/config"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
 	"agentchat/internal/secrets"
@@ -17,6 +19,10 @@ import (
 )
 
 const aliceKey = "sk-alice-SECRET-4f9a2c7e1b"
+
+// testGuard lets the configurations reach the scripted servers on
+// 127.0.0.1, as LLM_ALLOW_PRIVATE_HOSTS=127.0.0.1/32 would.
+var testGuard = llm.Guard{Allow: config.HostAllowList{Prefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}}
 
 type fixture struct {
 	st  *sqlite.Store
@@ -41,7 +47,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{st: st, box: box, r: New(Options{Store: st, Secrets: box, Fallback: llm.NewStaticResolver(fallback)})}
+	return &fixture{st: st, box: box, r: New(Options{Store: st, Secrets: box, Fallback: llm.NewStaticResolver(fallback), Guard: testGuard})}
 }
 
 // add stores a default configuration of alice with the given config
@@ -135,7 +141,7 @@ func TestUnusableConfigurations(t *testing.T) {
 			f := newFixture(t)
 			f.add(t, tc.modelType, tc.cfg, tc.key)
 			if tc.box != nil {
-				f.r = New(Options{Store: f.st, Secrets: tc.box(f)})
+				f.r = New(Options{Store: f.st, Secrets: tc.box(f), Guard: testGuard})
 			}
 			_, err := f.r.Resolve(aliceCtx(), "alice")
 			var ce *llm.ConfigError

@@ -34,8 +34,11 @@ type Agent struct {
 
 // Resolver returns the LLM resolver of b: each user's default LLM
 // configuration (own, else a group's from groups), else the server-wide
-// OPENAI_* configuration, else llm.ErrNotConfigured. Every LLM client
-// shares one HTTP connection pool.
+// OPENAI_* configuration, else llm.ErrNotConfigured. The users'
+// configurations share one connection pool guarded against private
+// addresses (LLM_ALLOW_PRIVATE_HOSTS; loopback and private ones are allowed
+// in single-user mode); the server-wide one, set by the operator, has its
+// own, unguarded.
 func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error) {
 	cfg, log := b.Config, b.Logger
 	hc := llm.NewHTTPClient()
@@ -47,6 +50,8 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 			Model:       cfg.OpenAIModel,
 			CallTimeout: cfg.LLMTimeout,
 			IdleTimeout: cfg.LLMIdleTimeout,
+
+			MaxAnswerBytes: cfg.LLMMaxAnswerBytes,
 		}, llm.WithLogger(log), llm.WithHTTPClient(hc))
 		if err != nil {
 			return nil, fmt.Errorf("llm client: %w", err)
@@ -55,7 +60,9 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 	}
 	return userllm.New(userllm.Options{
 		Store: b.Store, Groups: groups, Secrets: b.Secrets, Fallback: fallback,
-		HTTPClient: hc, CallTimeout: cfg.LLMTimeout, IdleTimeout: cfg.LLMIdleTimeout, Logger: log,
+		CallTimeout: cfg.LLMTimeout, IdleTimeout: cfg.LLMIdleTimeout, Logger: log,
+		Guard:          llm.Guard{Allow: cfg.LLMAllowPrivateHosts, Local: cfg.SingleUser()},
+		MaxAnswerBytes: cfg.LLMMaxAnswerBytes,
 	}), nil
 }
 
