@@ -188,6 +188,10 @@ type Config struct {
 	// MaxAPIKeysPerUser caps the API keys one user owns
 	// (MAX_API_KEYS_PER_USER).
 	MaxAPIKeysPerUser int
+	// SkillsDir is a directory in the GNS3 skills repository's layout
+	// whose device and injection skills add to or override the built-in
+	// ones (SKILLS_DIR); empty: the built-in skills only.
+	SkillsDir string
 }
 
 // Defaults are the values that differ between the local server and AWS
@@ -490,6 +494,7 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	c.MaxSessionsPerUser = l.count("MAX_SESSIONS_PER_USER", DefaultMaxSessionsPerUser, 1, MaxPerUserLimit, "chat sessions one user may own")
 	c.MaxLLMConfigsPerUser = l.count("MAX_LLM_CONFIGS_PER_USER", DefaultMaxLLMConfigsPerUser, 1, MaxPerUserLimit, "LLM configurations one user may own")
 	c.MaxAPIKeysPerUser = l.count("MAX_API_KEYS_PER_USER", DefaultMaxAPIKeysPerUser, 1, MaxPerUserLimit, "API keys one user may own")
+	c.SkillsDir = l.str("SKILLS_DIR")
 
 	c.LogLevel = slog.LevelInfo
 	if v := l.str("LOG_LEVEL"); v != "" {
@@ -660,6 +665,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_sessions_per_user", c.MaxSessionsPerUser),
 		slog.Int("max_llm_configs_per_user", c.MaxLLMConfigsPerUser),
 		slog.Int("max_api_keys_per_user", c.MaxAPIKeysPerUser),
+		slog.String("skills_dir", c.SkillsDir),
 	)
 }
 
