@@ -81,7 +81,9 @@ type LLMConfigs interface {
 	// default atomically with its creation. ErrExists when the id is taken:
 	// ids are per owner, another owner may use the same id. An empty c.ID
 	// is filled with a new UUID; c.ID, c.Version and the timestamps are
-	// filled into c. An invalid owner is an error.
+	// filled into c. An invalid owner is an error. A *LimitError (nothing
+	// written) when the owner already has Limits.LLMConfigsPerOwner
+	// configurations.
 	CreateLLMConfig(ctx context.Context, c *LLMConfig) error
 	// GetLLMConfig returns the owner's configuration; ErrNotFound when it
 	// does not exist or belongs to another owner.

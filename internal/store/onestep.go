@@ -33,7 +33,7 @@ type TurnOpenCreator interface {
 	// created reports it (the history is then empty). newSession runs
 	// inside the write: its error (a refused turn) is returned as it is and
 	// nothing is written. ErrExists when the thread id is taken (another
-	// user's).
+	// user's); a *LimitError as CreateSession.
 	OpenOrCreateTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int,
 		newSession func() (*Session, error)) (sess *Session, hist []Message, created bool, err error)
 }

@@ -164,8 +164,10 @@ type Page struct {
 // Sessions stores session metadata.
 type Sessions interface {
 	// CreateSession stores a new session; ErrExists if the project already
-	// has a session with that thread id (whoever owns it). Zero timestamps
-	// are set to now; an empty title becomes DefaultTitle.
+	// has a session with that thread id (whoever owns it); a *LimitError
+	// (nothing written) when the user already has Limits.SessionsPerUser
+	// sessions. Zero timestamps are set to now; an empty title becomes
+	// DefaultTitle.
 	CreateSession(ctx context.Context, s *Session) error
 	// CreateLeasedSession stores a new session as CreateSession does, in
 	// one write, with its turn lease already held by owner until now+ttl
@@ -291,7 +293,8 @@ type APIKey struct {
 
 // APIKeys stores API keys.
 type APIKeys interface {
-	// CreateAPIKey stores a new key.
+	// CreateAPIKey stores a new key; a *LimitError (nothing written) when
+	// the user already has Limits.APIKeysPerUser active keys.
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	// ListAPIKeys lists a user's keys, newest first (revoked ones included).
 	ListAPIKeys(ctx context.Context, userID string) ([]APIKey, error)

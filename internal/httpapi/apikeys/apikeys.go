@@ -273,6 +273,10 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	}
 	k := &store.APIKey{ID: h.o.NewID(), UserID: id.UserID, Name: name, Hash: hash, Prefix: prefix, CreatedAt: now, ExpiresAt: expires}
 	if err := h.keys.CreateAPIKey(r.Context(), k); err != nil {
+		if se := httpapi.LimitFailure(err); se != nil {
+			httpapi.Fail(w, r, se)
+			return
+		}
 		httpapi.Fail(w, r, fmt.Errorf("create api key: %w", err))
 		return
 	}

@@ -191,6 +191,11 @@ func startError(sessionID string, err error) error {
 		return httpapi.Errorf(http.StatusBadRequest, "%s", ce.Message)
 	case errors.Is(err, llm.ErrNotConfigured):
 		return httpapi.Errorf(http.StatusBadRequest, MsgLLMNotConfigured)
+	case errors.Is(err, store.ErrLimitReached):
+		if se := httpapi.LimitFailure(err); se != nil {
+			return se
+		}
+		return fmt.Errorf("start turn: %w", err)
 	case errors.Is(err, store.ErrNotFound):
 		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", sessionID)
 	case errors.As(err, &full):

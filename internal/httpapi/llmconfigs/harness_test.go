@@ -64,13 +64,15 @@ type envOptions struct {
 	// wrapStore, when set, gives the store the handlers use in place of
 	// the SQLite store (e.st stays the SQLite store).
 	wrapStore func(*sqlite.Store) store.LLMConfigs
+	// limits are the store's limits (none when zero).
+	limits store.Limits
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{t: t, logs: &syncbuf.Buffer{}}
 	e.dbPath = filepath.Join(t.TempDir(), "agentchat.db")
-	st, err := sqlite.Open(context.Background(), e.dbPath)
+	st, err := sqlite.Open(context.Background(), e.dbPath, sqlite.WithLimits(o.limits))
 	if err != nil {
 		t.Fatal(err)
 	}

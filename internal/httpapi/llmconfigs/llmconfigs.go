@@ -412,6 +412,10 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, owner store.Ow
 	}
 	c.IsDefault = p.isDefault != nil && *p.isDefault
 	if err := h.st.CreateLLMConfig(r.Context(), c); err != nil {
+		if se := httpapi.LimitFailure(err); se != nil {
+			httpapi.Fail(w, r, se)
+			return
+		}
 		httpapi.Fail(w, r, fmt.Errorf("create llm config: %w", err))
 		return
 	}

@@ -84,7 +84,11 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 	}
 	lookup := keyOf(keyHashPK(k.Hash), keyHashSK)
 	apiKeyAttrs(lookup, k)
-	if err := s.putNew(ctx, lookup); err != nil {
+	err := s.apiKeysOverLimit(ctx, k.UserID) // see limits.go
+	if err == nil {
+		err = s.putNew(ctx, lookup)
+	}
+	if err != nil {
 		// Undo the user's item: the key must not be listed without working.
 		_, derr := s.client.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
 			TableName: aws.String(s.table),

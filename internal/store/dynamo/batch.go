@@ -61,18 +61,23 @@ func (s *Store) deleteThread(ctx context.Context, pk, user string) error {
 		return err // !held: a concurrent deletion removed this incarnation
 	}
 	e := newExpr()
-	_, err = s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	out, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       keyOf(pk, metaSK),
 		ConditionExpression:       aws.String(e.n(aMsgEpoch) + " = " + e.v(avS(epoch))),
 		ExpressionAttributeNames:  e.names,
 		ExpressionAttributeValues: e.values,
+		ReturnValues:              types.ReturnValueAllOld,
 	})
 	if isConditionFailed(err) {
 		return nil // deleted by a concurrent deletion (and maybe created again)
 	}
 	if err != nil {
 		return fmt.Errorf("delete %s meta: %w", pk, err)
+	}
+	if getBool(out.Attributes, aCounted) {
+		// Only the deletion that removed the meta item gets here.
+		s.releaseSession(context.WithoutCancel(ctx), getS(out.Attributes, aUser))
 	}
 	return s.sweepThread(ctx, pk, epoch)
 }

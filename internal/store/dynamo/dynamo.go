@@ -16,6 +16,7 @@
 //	default LLM    PK=U#{user} or G#{group}   SK=LLMCFG_DEFAULT            (config_id and incarnation of the default)
 //	device lock    PK=P#{project}#DEV#{node}  SK=LOCK                      (owner, expires_at, ttl)
 //	turn slot      PK=U#{user}                SK=TURNSLOT#{slot:04d}       (owner, expires_at, ttl)
+//	session count  PK=U#{user}                SK=COUNT#SESSIONS            (n; see limits.go)
 //
 // Key components are escaped ('%' → "%25", '#' → "%23") so that no id can
 // forge another's key; timestamps in keys are fixed-width UTC
@@ -105,6 +106,8 @@ type Options struct {
 	AppendStallTimeout time.Duration
 	// Logger receives warnings (skipped dead appends); slog.Default() when nil.
 	Logger *slog.Logger
+	// Limits cap what one owner may hold (see limits.go); zero: no caps.
+	Limits store.Limits
 }
 
 // Store is a store.Store on one DynamoDB table. It is safe for concurrent
@@ -117,6 +120,8 @@ type Store struct {
 	// clock is the time of leases and abort requests (lease_until,
 	// abort_at); tests replace it to move time forward.
 	clock func() time.Time
+	// limits cap what one owner may hold (Options.Limits).
+	limits store.Limits
 }
 
 var _ store.Store = (*Store)(nil)
@@ -162,6 +167,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger != nil {
 		s.log = opts.Logger
 	}
+	s.limits = opts.Limits
 	return s, nil
 }
 

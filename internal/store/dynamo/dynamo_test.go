@@ -126,6 +126,17 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestLimits(t *testing.T) {
+	storetest.RunLimits(t, func(t *testing.T, l store.Limits) store.Store {
+		s, err := New(context.Background(), Options{TableName: "t-" + uuid.NewString(), Endpoint: endpoint, Limits: l})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		createTable(t, s)
+		return s
+	})
+}
+
 func TestCreateTableIdempotent(t *testing.T) {
 	s := newTestStore(t)
 	if err := s.CreateTable(t.Context()); err != nil {

@@ -189,6 +189,14 @@ func (s *Store) CreateLLMConfig(ctx context.Context, c *store.LLMConfig) error {
 	if err := s.putNew(ctx, it); err != nil {
 		return fmt.Errorf("create LLM configuration %s: %w", id, err)
 	}
+	if err := s.llmConfigsOverLimit(ctx, pk); err != nil {
+		// Undo the item (see limits.go).
+		_, derr := s.client.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
+			TableName: aws.String(s.table),
+			Key:       keyOf(pk, llmConfigSK(id)),
+		})
+		return errors.Join(fmt.Errorf("create LLM configuration %s: %w", id, err), derr)
+	}
 	if c.IsDefault {
 		if err := s.putDefault(ctx, pk, it); err != nil {
 			// Undo the item: a create that fails leaves nothing behind.

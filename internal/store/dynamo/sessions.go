@@ -80,7 +80,8 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 }
 
 // createSession puts a new meta item for sess, unless the thread exists;
-// lease (if not nil) adds the lease attributes to the item.
+// lease (if not nil) adds the lease attributes to the item. With a limit
+// of sessions per user the session is counted first (limits.go).
 func (s *Store) createSession(ctx context.Context, sess *store.Session, lease func(item)) error {
 	if sess == nil || sess.ProjectID == "" || sess.UserID == "" || sess.ThreadID == "" {
 		return errors.New("create session: project, user and thread ids are required")
@@ -102,12 +103,22 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, lease fu
 	if lease != nil {
 		lease(it)
 	}
+	counted, err := s.reserveSession(ctx, sess.UserID)
+	if err != nil {
+		return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
+	}
+	if counted {
+		it[aCounted] = avBool(true)
+	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
 		Item:                     it,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
 	})
+	if err != nil && counted {
+		s.releaseSession(context.WithoutCancel(ctx), sess.UserID)
+	}
 	if isConditionFailed(err) {
 		return fmt.Errorf("create session %s: %w", sess.ThreadID, store.ErrExists)
 	}

@@ -37,7 +37,8 @@ func scanAPIKey(row scanner) (*store.APIKey, error) {
 }
 
 // CreateAPIKey stores a new key; store.ErrExists when its id or hash is
-// already stored. A zero CreatedAt is set to now (and filled into k).
+// already stored, a *store.LimitError when the user would have more active
+// keys than the limit (WithLimits). A zero CreatedAt is set to now (and filled into k).
 func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 	if k == nil {
 		return errors.New("create api key: nil key")
@@ -58,7 +59,10 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`, k.ID, k.UserID, k.Name, k.Hash, k.Prefix, times[0], times[1], times[2], times[3])
-		return oneRow(res, err, store.ErrExists)
+		if err := oneRow(res, err, store.ErrExists); err != nil {
+			return err
+		}
+		return s.apiKeysOverLimitTx(ctx, tx, k.UserID)
 	})
 	if err != nil {
 		return fmt.Errorf("create api key %s: %w", k.ID, err)

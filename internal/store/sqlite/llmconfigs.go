@@ -169,6 +169,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING`,
 		if err := oneRow(res, err, store.ErrExists); err != nil {
 			return err
 		}
+		if err := s.llmConfigsOverLimitTx(ctx, tx, kind, ownerID); err != nil {
+			return err
+		}
 		if c.IsDefault {
 			return setDefault(ctx, tx, kind, ownerID, id)
 		}

@@ -133,6 +133,9 @@ CREATE TABLE device_locks (
 	PRIMARY KEY (project_id, node_id)
 ) WITHOUT ROWID;
 `,
+	// 6: a user's sessions over every project, counted by the limit of
+	// sessions per user (WithLimits).
+	`CREATE INDEX sessions_by_owner ON sessions (user_id, thread_id)`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -175,11 +175,15 @@ func (s *Store) encodeSession(sess *store.Session) (*sessionInsert, error) {
 }
 
 // insertSessionTx inserts in with the given lease columns; store.ErrExists
-// when the thread id is taken.
+// when the thread id is taken, a *store.LimitError (roll tx back) when the
+// user would have more sessions than the limit.
 func (s *Store) insertSessionTx(ctx context.Context, tx *sql.Tx, in *sessionInsert, leaseOwner, leaseUntil string) error {
 	args := append(in.args[:len(in.args):len(in.args)], leaseOwner, leaseUntil)
 	res, err := tx.StmtContext(ctx, s.ws.insertSession).ExecContext(ctx, args...)
-	return oneRow(res, err, store.ErrExists)
+	if err := oneRow(res, err, store.ErrExists); err != nil {
+		return err
+	}
+	return s.sessionsOverLimitTx(ctx, tx, in.sess.UserID)
 }
 
 // stored sets the defaults the insert filled in on the caller's session.

@@ -49,7 +49,9 @@ type Store struct {
 	history historyCache
 	// slots are the users' turn slots, in memory (see turnSlots).
 	slots turnSlots
-	now   func() time.Time
+	// limits cap what one owner may hold (WithLimits).
+	limits store.Limits
+	now    func() time.Time
 }
 
 var _ store.Store = (*Store)(nil)

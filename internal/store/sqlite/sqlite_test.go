@@ -41,6 +41,14 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestLimits(t *testing.T) {
+	storetest.RunLimits(t, func(t *testing.T, l store.Limits) store.Store {
+		c := new(storetest.Clock)
+		s, _ := openTemp(t, WithClock(c.Now), WithLimits(l))
+		return storetest.WithClock(s, c)
+	})
+}
+
 func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a%20b #1.db") // taken literally

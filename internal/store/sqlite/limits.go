@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"agentchat/internal/store"
+)
+
+// WithLimits makes the store enforce l (store.Limits): a creation that
+// would pass a limit fails with a *store.LimitError and writes nothing.
+//
+// Each creation inserts its row, then counts the owner's rows in the same
+// write transaction (BEGIN IMMEDIATE: one writer at a time, also across
+// processes), and rolls back when the count is past the limit; so the
+// count is exact under concurrency and a limit is never passed. A count
+// reads at most limit+1 index entries (sessions_by_owner,
+// llm_configs_by_owner, api_keys_by_user).
+func WithLimits(l store.Limits) Option {
+	return func(s *Store) { s.limits = l }
+}
+
+// overLimitTx fails with a *store.LimitError when the rows that query
+// selects (with args, already including the one just inserted) are more
+// than limit; a limit <= 0 is no limit. query selects one column and is
+// wrapped in a LIMIT, so that no more than limit+1 rows are counted.
+func overLimitTx(ctx context.Context, tx *sql.Tx, limit int, res store.Resource, query string, args ...any) error {
+	if limit <= 0 {
+		return nil
+	}
+	var n int64
+	args = append(args, limit+1)
+	if err := tx.QueryRowContext(ctx, limitQuery(query), args...).Scan(&n); err != nil {
+		return fmt.Errorf("count %s: %w", res, err)
+	}
+	if n > int64(limit) {
+		return &store.LimitError{Resource: res, Limit: limit}
+	}
+	return nil
+}
+
+// The rows the limits count, each one index range.
+const (
+	limitSessionsQuery   = `SELECT 1 FROM sessions WHERE user_id = ?`
+	limitLLMConfigsQuery = `SELECT 1 FROM llm_configs WHERE owner_kind = ? AND owner_id = ?`
+	limitAPIKeysQuery    = `SELECT 1 FROM api_keys WHERE user_id = ? AND revoked_at = '' AND (expires_at = '' OR expires_at > ?)`
+)
+
+// limitQuery wraps one of the queries above: it counts at most limit+1
+// rows (the last argument).
+func limitQuery(q string) string { return `SELECT COUNT(*) FROM (` + q + ` LIMIT ?)` }
+
+// sessionsOverLimitTx checks the user's sessions against the limit.
+func (s *Store) sessionsOverLimitTx(ctx context.Context, tx *sql.Tx, userID string) error {
+	return overLimitTx(ctx, tx, s.limits.SessionsPerUser, store.ResourceSessions, limitSessionsQuery, userID)
+}
+
+// llmConfigsOverLimitTx checks the owner's configurations against the limit.
+func (s *Store) llmConfigsOverLimitTx(ctx context.Context, tx *sql.Tx, kind, ownerID string) error {
+	return overLimitTx(ctx, tx, s.limits.LLMConfigsPerOwner, store.ResourceLLMConfigs, limitLLMConfigsQuery, kind, ownerID)
+}
+
+// apiKeysOverLimitTx checks the user's active keys (neither revoked nor
+// expired at now) against the limit.
+func (s *Store) apiKeysOverLimitTx(ctx context.Context, tx *sql.Tx, userID string) error {
+	return overLimitTx(ctx, tx, s.limits.APIKeysPerUser, store.ResourceAPIKeys, limitAPIKeysQuery, userID, s.nowText())
+}
