@@ -48,7 +48,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
 	path := filepath.Join(cfg.DataDir, SQLiteFile)
-	st, err := sqlite.Open(ctx, path)
+	st, err := sqlite.Open(ctx, path, sqlite.WithLimits(wire.Limits(cfg)))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}

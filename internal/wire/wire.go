@@ -40,6 +40,7 @@ func OpenDynamo(ctx context.Context, cfg *config.Config, log *slog.Logger) (stor
 		Endpoint:  cfg.DynamoDBEndpoint,
 		Region:    cfg.AWSRegion,
 		Logger:    log,
+		Limits:    Limits(cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open dynamodb table %s: %w", cfg.TableName, err)
@@ -50,6 +51,17 @@ func OpenDynamo(ctx context.Context, cfg *config.Config, log *slog.Logger) (stor
 		}
 	}
 	return st, nil
+}
+
+// Limits are the per-user limits of cfg (MAX_SESSIONS_PER_USER,
+// MAX_LLM_CONFIGS_PER_USER, MAX_API_KEYS_PER_USER), which the store
+// enforces.
+func Limits(cfg *config.Config) store.Limits {
+	return store.Limits{
+		SessionsPerUser:    cfg.MaxSessionsPerUser,
+		LLMConfigsPerOwner: cfg.MaxLLMConfigsPerUser,
+		APIKeysPerUser:     cfg.MaxAPIKeysPerUser,
+	}
 }
 
 // Base is what every route needs.
