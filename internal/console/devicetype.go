@@ -1,6 +1,7 @@
 package console
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -90,12 +91,28 @@ type DeviceType struct {
 	// line containing the delimiter's first character.
 	TextBlock *regexp.Regexp
 	// EntersConfig matches an exec command that enters the configuration
-	// mode; read-only tools refuse it.
+	// mode; read-only tools name it so when they refuse it.
 	EntersConfig *regexp.Regexp
-	// ReadOnly, when not nil, lists the command prefixes a read-only tool
-	// may send (a device without a configuration mode, whose every
-	// change is an exec command).
-	ReadOnly []string
+	// ReadOnly lists the exec commands a read-only tool may send (the
+	// first word, as abbreviated by ExecAbbrev); nil: none.
+	ReadOnly []ReadOnlyCommand
+	// PipeModifiers, when not nil, are the output modifiers a read-only
+	// command may use after "|" (the others write files).
+	PipeModifiers []string
+	// ExecAbbrev and ConfigAbbrev are the CLI's abbreviation tables: for
+	// a command word (in full, lower case), the length of its shortest
+	// abbreviation the CLI reads as that word, at the exec prompt and in
+	// the configuration mode (a word absent from ConfigAbbrev is looked
+	// up in ExecAbbrev, then DefaultMinAbbrev applies). Where images
+	// differ, the shortest is kept: blocking "rel" is safer than letting
+	// an image without "release" read it as "reload".
+	ExecAbbrev, ConfigAbbrev map[string]int
+	// InlineHelp: the CLI answers "?" as soon as it is typed and keeps the
+	// line being edited (Cisco IOS), so a command holding "?" is refused.
+	InlineHelp bool
+	// IgnoredLead are characters the CLI ignores at the start of a
+	// command ("@" on VPCS, which only silences the echo).
+	IgnoredLead string
 	// Interrupt aborts a running command or question (Ctrl-C).
 	Interrupt string
 	// Newline ends a line sent to the device.
@@ -130,8 +147,16 @@ var builtinTypes = sync.OnceValue(func() map[string]DeviceType {
 			TextBlock: regexp.MustCompile(`(?i)^\s*banner\s+(?:motd|login|exec|incoming|slip-ppp|prompt-timeout|config-save)\s+(\S)`),
 			EntersConfig: regexp.MustCompile(
 				`(?i)^(?:do\s+)?conf(?:i(?:g(?:u(?:r(?:e)?)?)?)?)?(?:\s|$)`),
-			Interrupt: "\x03",
-			Newline:   "\r",
+			ReadOnly: []ReadOnlyCommand{
+				{Word: "show"}, {Word: "ping"}, {Word: "traceroute"}, {Word: "dir"}, {Word: "more"}, {Word: "pwd"},
+				{Word: "terminal", Args: []string{"length", "width"}},
+			},
+			PipeModifiers: []string{"begin", "count", "exclude", "include", "section"},
+			ExecAbbrev:    iosExecAbbrev,
+			ConfigAbbrev:  iosConfigAbbrev,
+			InlineHelp:    true,
+			Interrupt:     "\x03",
+			Newline:       "\r",
 		},
 		TypeVPCS: {
 			Name:         TypeVPCS,
@@ -139,7 +164,9 @@ var builtinTypes = sync.OnceValue(func() map[string]DeviceType {
 			ErrorMarkers: []string{"Bad command", "Invalid address", "Incomplete command"},
 			Question:     regexp.MustCompile(`(?i)(\(y/n\)\??:?|\[y/n\]\??:?)$`),
 			Login:        regexp.MustCompile(`(?i)(username|login|password):$`),
-			ReadOnly:     []string{"show", "ping", "trace", "arp", "version", "help", "?", "history"},
+			ReadOnly:     []ReadOnlyCommand{{Word: "show"}, {Word: "ping"}},
+			ExecAbbrev:   vpcsAbbrev,
+			IgnoredLead:  "@",
 			Interrupt:    "\x03",
 			Newline:      "\r",
 		},
@@ -154,6 +181,9 @@ func Lookup(name string) (DeviceType, bool) {
 	t.ErrorMarkers = slices.Clone(t.ErrorMarkers)
 	t.WakeAnswers = slices.Clone(t.WakeAnswers)
 	t.ReadOnly = slices.Clone(t.ReadOnly)
+	t.PipeModifiers = slices.Clone(t.PipeModifiers)
+	t.ExecAbbrev = maps.Clone(t.ExecAbbrev)
+	t.ConfigAbbrev = maps.Clone(t.ConfigAbbrev)
 	return t, ok
 }
 
@@ -202,25 +232,6 @@ func (t *DeviceType) MatchPrompt(line string) (Mode, string, bool) {
 		}
 	}
 	return ModeUnknown, "", false
-}
-
-// ReadOnlyRefusal returns why a read-only tool must not send command to
-// such a device ("" when it may): it enters the configuration mode, or it
-// is not one of the ReadOnly commands.
-func (t *DeviceType) ReadOnlyRefusal(command string) string {
-	c := strings.ToLower(strings.Join(strings.Fields(command), " "))
-	if t.EntersConfig != nil && t.EntersConfig.MatchString(c) {
-		return "it enters the configuration mode; use the configuration tool"
-	}
-	if t.ReadOnly == nil {
-		return ""
-	}
-	for _, p := range t.ReadOnly {
-		if c == p || strings.HasPrefix(c, p+" ") {
-			return ""
-		}
-	}
-	return "only read-only commands (" + strings.Join(t.ReadOnly, ", ") + ") are allowed here"
 }
 
 // errorLine returns the first line of out holding one of the device's

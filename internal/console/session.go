@@ -291,12 +291,8 @@ func (s *Session) wake() error {
 			}
 		case errors.Is(err, ErrTimeout) && time.Now().Before(until):
 		case errors.Is(err, ErrTimeout):
-			shows := "nothing"
-			if l := lastText(s.cur); l != "" {
-				shows = fmt.Sprintf("%q", l)
-			}
-			return fmt.Errorf("%w: no prompt on the console within %s (it shows %s; is the device started and booted?)",
-				ErrTimeout, s.cfg.WakeTimeout, shows)
+			return fmt.Errorf("%w: no prompt on the console within %s (%s; is the device started and booted?)",
+				ErrTimeout, s.cfg.WakeTimeout, preamble(s.cur))
 		default:
 			return err
 		}
@@ -364,8 +360,12 @@ func (s *Session) leaveConfig() error {
 	return nil
 }
 
-// run sends one line and waits for the prompt.
+// run sends one line and waits for the prompt. A line that is not one
+// printable line (CheckLine) is never sent.
 func (s *Session) run(line string) error {
+	if err := CheckLine(line); err != nil {
+		return &CommandError{Message: err.Error()}
+	}
 	s.begin(line)
 	if err := s.send(line + s.typ.Newline); err != nil {
 		return s.finish(0, err)
@@ -377,6 +377,11 @@ func (s *Session) run(line string) error {
 // runText sends the lines of a text block, then waits for the prompt
 // after the last one.
 func (s *Session) runText(lines []string) error {
+	for _, l := range lines {
+		if err := CheckLine(l); err != nil {
+			return &CommandError{Message: err.Error()}
+		}
+	}
 	last := lines[len(lines)-1]
 	s.begin(last)
 	for _, l := range lines[:len(lines)-1] {
@@ -673,18 +678,15 @@ func (s *Session) connErr(err error) error {
 	return fmt.Errorf("%w: %v", ErrClosed, err)
 }
 
-// lastText is the last non-blank line of buf, trimmed and bounded.
-func lastText(buf []byte) string {
-	lines := strings.Split(string(buf), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			if len(l) > 80 {
-				l = strings.ToValidUTF8(l[:80], "") + "..."
-			}
-			return l
-		}
+// preamble describes what a console printed before a device prompt was
+// recognised, without quoting it: such text is not known to come from a
+// device (a console may answer with anything, instructions to the model
+// included), so it is withheld rather than returned.
+func preamble(buf []byte) string {
+	if len(bytes.TrimSpace(buf)) == 0 {
+		return "it shows nothing"
 	}
-	return ""
+	return fmt.Sprintf("the console answered before a device prompt was recognised; its output (%d bytes) is withheld", len(buf))
 }
 
 // echoed reports whether buf holds the echo of cmd (its start, or for a

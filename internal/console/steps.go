@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -25,26 +26,12 @@ type Step struct {
 // Command is the step as one string, its lines joined with newlines.
 func (s Step) Command() string { return strings.Join(s.Lines, "\n") }
 
-// splitLines splits items into lines (an item may hold several), without
-// line-end characters.
+// splitLines splits items into lines at "\n" (an item may hold several
+// lines). Nothing else is removed: a "\r" stays, for CheckLine to refuse.
 func splitLines(items []string) []string {
 	var out []string
 	for _, it := range items {
-		for l := range strings.SplitSeq(it, "\n") {
-			out = append(out, strings.TrimRight(l, "\r"))
-		}
-	}
-	return out
-}
-
-// SplitCommands returns the commands of items: one per line, trimmed,
-// blank lines dropped.
-func SplitCommands(items []string) []string {
-	var out []string
-	for _, l := range splitLines(items) {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
+		out = append(out, strings.Split(it, "\n")...)
 	}
 	return out
 }
@@ -55,23 +42,43 @@ func SplitCommands(items []string) []string {
 // it on the same line starts a block that runs, across items, to the
 // first line containing the delimiter ("^C"); its lines are kept as
 // written. A block never closed is one step with ErrUnterminatedText.
+//
+// Every line is checked as the device will read it (CheckLine) before
+// anything is trimmed: a step holding a line with a control character
+// ("\r" included) or invalid UTF-8 has that *LineError, with the line's
+// number, and must not be sent; for a text block, that is the whole
+// block.
 func (t *DeviceType) SplitConfig(items []string) []Step {
 	lines := splitLines(items)
 	var steps []Step
 	for i := 0; i < len(lines); i++ {
+		bad := CheckLine(lines[i])
 		line := strings.TrimSpace(lines[i])
-		if line == "" {
+		if line == "" && bad == nil {
 			continue
 		}
 		delim, open := t.opensText(line)
-		if !open {
-			steps = append(steps, Step{Lines: []string{line}})
+		if !open || bad != nil {
+			if bad != nil {
+				line = lines[i] // as written, for the report
+			}
+			steps = append(steps, Step{Lines: []string{line}, Err: bad})
 			continue
 		}
 		block := Step{Lines: []string{line}, Text: true, Err: ErrUnterminatedText}
 		for i+1 < len(lines) {
 			i++
 			block.Lines = append(block.Lines, lines[i])
+			if err := CheckLine(lines[i]); err != nil {
+				block.Err = fmt.Errorf("line %d of the text block: %w", len(block.Lines), err)
+				// the device would end the block elsewhere: skip to the
+				// delimiter as written, so the text is not read as commands
+				for i+1 < len(lines) && !strings.Contains(lines[i], delim) {
+					i++
+					block.Lines = append(block.Lines, lines[i])
+				}
+				break
+			}
 			if strings.Contains(lines[i], delim) {
 				block.Err = nil
 				break

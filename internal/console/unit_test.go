@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -74,27 +75,197 @@ func TestReadOnlyRefusal(t *testing.T) {
 	cases := []struct {
 		typ     DeviceType
 		cmd     string
-		refused bool
+		refused string // a part of the reason; "" allowed
 	}{
-		{ios, "show ip interface brief", false},
-		{ios, "ping 10.0.0.2", false},
-		{ios, "configure terminal", true},
-		{ios, "conf t", true},
-		{ios, "CONFIG   terminal", true},
-		{ios, "configure", true},
-		{ios, "do conf t", true},
-		{ios, "copy running-config startup-config", false},
-		{ios, "con", false},
-		{vpcs, "show ip", false},
-		{vpcs, "ping 10.0.0.254", false},
-		{vpcs, "ip 10.0.0.1/24", true},
-		{vpcs, "save", true},
-		{vpcs, "showip", true},
+		{ios, "show ip interface brief", ""},
+		{ios, "sh ip int br", ""},
+		{ios, "SHOW  running-config", ""},
+		{ios, "ping 10.0.0.2", ""},
+		{ios, "pi 10.0.0.2", ""},
+		{ios, "traceroute 10.0.0.2", ""},
+		{ios, "trace 10.0.0.2", ""},
+		{ios, "dir flash:", ""},
+		{ios, "more flash:config.txt", ""},
+		{ios, "pwd", ""},
+		{ios, "terminal length 0", ""},
+		{ios, "ter wid 200", ""},
+		{ios, "show version | include IOS", ""},
+		{ios, "sh run | i hostname", ""},
+		{ios, "show run | section router | ex !", ""},
+		{ios, "show reload", ""},
+		{ios, "configure terminal", "configuration mode"},
+		{ios, "conf t", "configuration mode"},
+		{ios, "CONFIG   terminal", "configuration mode"},
+		{ios, "configure", "configuration mode"},
+		{ios, "do conf t", "configuration mode"},
+		{ios, "con", "only read-only commands"},
+		{ios, "copy running-config startup-config", "only read-only commands (show, ping, traceroute, dir, more, pwd, terminal length|width)"},
+		{ios, "write", "only read-only"},
+		{ios, "wr mem", "only read-only"},
+		{ios, "clear counters", "only read-only"},
+		{ios, "erase startup-config", "only read-only"},
+		{ios, "delete flash:vlan.dat", "only read-only"},
+		{ios, "reload", "only read-only"},
+		{ios, "debug all", "only read-only"},
+		{ios, "undebug all", "only read-only"},
+		{ios, "do show clock", "only read-only"},
+		{ios, "s ip", "only read-only"}, // ambiguous on IOS: not known to be show
+		{ios, "showx", "only read-only"},
+		{ios, "terminal monitor", "terminal is allowed here only as terminal length|width"},
+		{ios, "terminal", "only as terminal length|width"},
+		{ios, "show run | redirect flash:x", "output modifiers"},
+		{ios, "show run | append flash:x", "output modifiers"},
+		{ios, "show run | tee flash:x", "output modifiers"},
+		{ios, "sh run | r flash:x", "output modifiers"},
+		{ios, "show run | include a | tee x", "output modifiers"},
+		{ios, "show run |", "output modifiers"},
+		{ios, "", "only read-only"},
+		{vpcs, "show ip", ""},
+		{vpcs, "sh ip", ""},
+		{vpcs, "ping 10.0.0.254", ""},
+		{vpcs, "p 10.0.0.254", ""},
+		{vpcs, "@show ip", ""},
+		{vpcs, "ip 10.0.0.1/24", "only read-only commands (show, ping)"},
+		{vpcs, "save", "only read-only"},
+		{vpcs, "trace 10.0.0.1", "only read-only"},
+		{vpcs, "arp", "only read-only"},
+		{vpcs, "quit", "only read-only"},
+		{vpcs, "showip", "only read-only"},
+		{DeviceType{Name: "bare"}, "show version", "only read-only commands () are allowed"},
 	}
 	for _, c := range cases {
-		if got := c.typ.ReadOnlyRefusal(c.cmd) != ""; got != c.refused {
-			t.Errorf("%s %q refused=%v", c.typ.Name, c.cmd, got)
+		got := c.typ.ReadOnlyRefusal(c.cmd)
+		if (got == "") != (c.refused == "") || !strings.Contains(got, c.refused) {
+			t.Errorf("%s %q: refusal %q, want %q", c.typ.Name, c.cmd, got, c.refused)
 		}
+	}
+}
+
+func TestCheckLine(t *testing.T) {
+	ok := []string{"show ip interface brief", "description liaison vers R2 – étage 3", "banner text: 100% ~!@#$^&*()[]{}", "", "\uFFFD as text: \ufffd"}
+	for _, l := range ok {
+		if err := CheckLine(l); err != nil {
+			t.Errorf("CheckLine(%q) = %v", l, err)
+		}
+	}
+	bad := map[string]string{
+		"show clock\nreload": "line break (U+000A)",
+		"show clock\rreload": "line break (U+000D)",
+		"show clock\r":       "line break (U+000D)",
+		"reload\x15show":     "control character (U+0015)",
+		"rel\x7foad":         "control character (U+007F)",
+		"\x03reload":         "control character (U+0003)",
+		"show\x1ereload":     "control character (U+001E)",
+		"show\x00":           "control character (U+0000)",
+		"show\x1b[Areload":   "control character (U+001B)",
+		"show\x08\x08":       "control character (U+0008)",
+		"show clock\treload": "tab",
+		"show \u0085reload":  "control character (U+0085)",
+		"show \u009breload":  "control character (U+009B)",
+		"show \u2028reload":  "line separator (U+2028)",
+		"show \xffreload":    "not UTF-8 (at byte 5)",
+		"\xc2\x9bshow":       "control character (U+009B)",
+		"show \xc2":          "not UTF-8",
+	}
+	for l, want := range bad {
+		err := CheckLine(l)
+		var le *LineError
+		if !errors.As(err, &le) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "not sent") {
+			t.Errorf("CheckLine(%q) = %v, want %q", l, err, want)
+		}
+	}
+	ios, _ := Lookup(TypeCiscoIOSTelnet)
+	vpcs, _ := Lookup(TypeVPCS)
+	if r := ios.CommandRefusal("rel?oad"); !strings.Contains(r, "holds a ?") {
+		t.Errorf("IOS ?: %q", r)
+	}
+	if r := vpcs.CommandRefusal("?"); r != "" {
+		t.Errorf("VPCS ? (its help command): %q", r)
+	}
+	if r := ios.CommandRefusal("show\nreload"); !strings.Contains(r, "line break") {
+		t.Errorf("IOS newline: %q", r)
+	}
+}
+
+func TestAbbreviations(t *testing.T) {
+	ios, _ := Lookup(TypeCiscoIOSTelnet)
+	vpcs, _ := Lookup(TypeVPCS)
+	cases := []struct {
+		typ         DeviceType
+		typed, full string
+		config      bool
+		want        bool
+	}{
+		{ios, "rel", "reload", false, true},
+		{ios, "re", "reload", false, false},
+		{ios, "reloa", "reload", false, true},
+		{ios, "reload", "reload", false, true},
+		{ios, "reloads", "reload", false, false},
+		{ios, "wr", "write", false, true},
+		{ios, "w", "write", false, false},
+		{ios, "er", "erase", false, true},
+		{ios, "deb", "debug", false, true},
+		{ios, "de", "debug", false, false},
+		{ios, "tr", "traceroute", false, true},
+		{ios, "trace", "traceroute", false, true},
+		{ios, "t", "traceroute", false, false},
+		{ios, "ex", "exit", true, true},
+		{ios, "exit-address-family", "exit", true, false},
+		{ios, "sh", "show", false, true},
+		{ios, "cop", "copy", false, true},
+		{ios, "unknownword", "unknownword", false, true},
+		{ios, "unk", "unknownword", false, true}, // DefaultMinAbbrev
+		{ios, "un", "unknownword", false, false},
+		{ios, "ab", "ab", false, true}, // shorter than the default: the whole word
+		{ios, "a", "ab", false, false},
+		{vpcs, "t", "traceroute", false, true},
+		{vpcs, "tracer", "traceroute", false, true},
+		{vpcs, "sh", "show", false, true},
+		{vpcs, "s", "show", false, false},
+		{vpcs, "q", "quit", false, true},
+	}
+	for _, c := range cases {
+		if got := c.typ.Abbreviates(c.typed, c.full, c.config); got != c.want {
+			t.Errorf("%s: %q abbreviates %q (config %v) = %v, want %v", c.typ.Name, c.typed, c.full, c.config, got, c.want)
+		}
+	}
+	if w := vpcs.Words("  @Show  IP "); strings.Join(w, " ") != "show ip" {
+		t.Errorf("VPCS words %q", w)
+	}
+	if w := ios.Words("@show ip"); w[0] != "@show" {
+		t.Errorf("IOS words %q", w)
+	}
+}
+
+func TestSplitConfigChecksEveryLine(t *testing.T) {
+	ios, _ := Lookup(TypeCiscoIOSTelnet)
+	steps := ios.SplitConfig([]string{
+		"hostname R1\r\ninterface g0/0", "banner motd #\nline one\nline\x15two\n#", "ip route 0.0.0.0 0.0.0.0 10.0.0.1",
+		"banner login ^\nfine\n^", "description \x1b[2K",
+	})
+	type want struct {
+		first string
+		err   string
+	}
+	wants := []want{
+		{"hostname R1\r", "line break (U+000D)"},
+		{"interface g0/0", ""},
+		{"banner motd #", "line 3 of the text block: it holds a control character (U+0015)"},
+		{"ip route 0.0.0.0 0.0.0.0 10.0.0.1", ""},
+		{"banner login ^", ""},
+		{"description \x1b[2K", "U+001B"},
+	}
+	if len(steps) != len(wants) {
+		t.Fatalf("steps %+v", steps)
+	}
+	for i, w := range wants {
+		st := steps[i]
+		if st.Lines[0] != w.first || (st.Err == nil) != (w.err == "") || (st.Err != nil && !strings.Contains(st.Err.Error(), w.err)) {
+			t.Errorf("step %d: %q err %v, want %q %q", i, st.Lines, st.Err, w.first, w.err)
+		}
+	}
+	if got := steps[2].Lines; len(got) != 4 || got[3] != "#" {
+		t.Errorf("the refused block does not run to its delimiter: %q", got)
 	}
 }
 

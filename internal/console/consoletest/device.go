@@ -44,6 +44,7 @@ type Device struct {
 	handle func(c *Conn)
 
 	mu       sync.Mutex
+	raw      []byte
 	lines    []string
 	telnet   []string
 	accepted int
@@ -51,6 +52,16 @@ type Device struct {
 	conns    map[*Conn]bool
 	changed  chan struct{} // closed and replaced at every accept and close
 	wg       sync.WaitGroup
+}
+
+// NewScripted starts a console whose every connection is served by
+// handle: a console that answers what a test scripts (one that never
+// shows a prompt, or prints instructions to the model). The handler may
+// call Negotiate, Write and ReadLine; the connection is closed when it
+// returns.
+func NewScripted(t testing.TB, handle func(c *Conn)) *Device {
+	t.Helper()
+	return newDevice(t, handle)
 }
 
 // newDevice listens on 127.0.0.1 and serves each connection with handle;
@@ -124,6 +135,15 @@ func (d *Device) Lines() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.lines)
+}
+
+// Raw returns every data byte received, over all connections, as it
+// came on the wire with the telnet commands removed: the bytes a
+// device's CLI would read (control characters included).
+func (d *Device) Raw() []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.raw)
 }
 
 // Received reports whether a line equal to line (trimmed) was received.
@@ -234,6 +254,7 @@ func (c *Conn) ReadByte() (byte, error) {
 			return 0, errClosed
 		}
 		if b != tnIAC {
+			c.record(b)
 			return b, nil
 		}
 		cmd, err := c.r.ReadByte()
@@ -242,6 +263,7 @@ func (c *Conn) ReadByte() (byte, error) {
 		}
 		switch cmd {
 		case tnIAC:
+			c.record(tnIAC)
 			return tnIAC, nil
 		case tnWILL, tnWONT, tnDO, tnDONT:
 			opt, err := c.r.ReadByte()
@@ -268,6 +290,13 @@ func (c *Conn) ReadByte() (byte, error) {
 			}
 		}
 	}
+}
+
+// record adds a data byte to the device's raw record.
+func (c *Conn) record(b byte) {
+	c.d.mu.Lock()
+	c.d.raw = append(c.d.raw, b)
+	c.d.mu.Unlock()
 }
 
 // ReadKey returns the next key pressed (a data byte; CR LF is one CR).

@@ -42,7 +42,8 @@ type IOSOptions struct {
 // interface brief, show version, show running-config, show clock, show
 // slow (chunks with pauses), show drop (the connection is closed in the
 // middle of the output), show hang (never answers), clear counters
-// ([confirm]), ping, configure terminal, exit. Configuration: interface,
+// ([confirm]), ping, configure terminal, write [memory], reload ([confirm]),
+// exit. Configuration: interface,
 // ip address, no shutdown, shutdown, description, hostname, router ospf,
 // network, router-id, ip route, line, logging, banner (multi-line), do,
 // exit, end, Ctrl-Z. Anything else is "% Invalid input detected".
@@ -309,6 +310,8 @@ func (r *IOS) exec(c *Conn, line string, w []string) bool {
 	case matches(w, "exit"):
 		r.setMode("user")
 		c.Write("\r\n" + r.hostname + " con0 is now available\r\n\r\n\r\n\r\n\r\n\r\nPress RETURN to get started.\r\n\r\n\r\n")
+	case (matches(w, "write") || matches(w, "write memory")) && mode == "enable":
+		c.Write("Building configuration...\r\n[OK]\r\n")
 	case matches(w, "reload") && mode == "enable":
 		c.Write("Proceed with reload? [confirm]")
 		if _, err := c.ReadKey(); err != nil {
