@@ -348,6 +348,7 @@ func (l *loop) runTool(ctx context.Context, call openai.ToolCall) toolResult {
 	l.mu.Unlock()
 	l.em.emit(Event{Type: EventToolStart, ToolName: name, ToolCallID: call.ID})
 	out, failed, changed := l.execTool(ctx, call)
+	out = capToolOutput(out, l.rt.o.ToolMaxOutputBytes)
 	l.em.emit(Event{Type: EventToolEnd, ToolName: name, ToolCallID: call.ID, ToolOutput: out})
 	return toolResult{call: call, output: out, failed: failed, changed: changed}
 }

@@ -23,6 +23,8 @@ const (
 	DefaultLeaseTTL    = 60 * time.Second
 	DefaultAbortPoll   = time.Second
 	DefaultMaxHistory  = 200
+	// DefaultToolMaxOutputBytes caps one tool output (64 KiB).
+	DefaultToolMaxOutputBytes = 64 << 10
 	// persistTimeout bounds each store write made after the turn's context
 	// may have ended (completed steps, statistics, lease release).
 	persistTimeout = 15 * time.Second
@@ -47,6 +49,11 @@ type Options struct {
 	MaxSteps int
 	// ToolTimeout bounds one tool run (default 60s).
 	ToolTimeout time.Duration
+	// ToolMaxOutputBytes caps one tool output (default
+	// DefaultToolMaxOutputBytes; negative: no cap): a longer output is
+	// cut at a UTF-8 boundary and ends with a note saying so, and that is
+	// what is streamed, stored and sent to the model.
+	ToolMaxOutputBytes int
 	// TurnTimeout bounds a whole turn (default 10m). In Lambda a client
 	// disconnect does not cancel the context, so this is the real bound.
 	TurnTimeout time.Duration
@@ -92,6 +99,9 @@ func NewRuntime(o Options) *Runtime {
 	}
 	if o.ToolTimeout <= 0 {
 		o.ToolTimeout = DefaultToolTimeout
+	}
+	if o.ToolMaxOutputBytes == 0 {
+		o.ToolMaxOutputBytes = DefaultToolMaxOutputBytes
 	}
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = DefaultTurnTimeout

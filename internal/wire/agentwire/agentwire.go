@@ -115,6 +115,10 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 		TurnTimeout: cfg.TurnTimeout,
 		LeaseTTL:    cfg.TurnLease,
 
+		// TOOL_MAX_OUTPUT_BYTES: what is streamed, stored and sent to the
+		// model of one tool's output, on every surface.
+		ToolMaxOutputBytes: cfg.ToolMaxOutputBytes,
+
 		// The cap counts in the store, so it holds on every instance.
 		MaxTurnsPerUser: cfg.MaxTurnsPerUser,
 	})
