@@ -28,7 +28,7 @@ type victim struct {
 	seen []string // remote addresses accepted
 	// sentinels are the connections of connections itself.
 	sentinels map[string]bool
-	done chan struct{}
+	done      chan struct{}
 }
 
 // listenVictim listens on host (any port); ok is false when the host
