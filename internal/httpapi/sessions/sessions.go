@@ -120,42 +120,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		out = append(out, SessionView(&list[i]))
 	}
 	if next != "" {
-		w.Header().Set("X-Next-Cursor", next)
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-}
-
-func (h *Handlers) history(w http.ResponseWriter, r *http.Request) {
-	k, err := SessionKey(r)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	limit, err := ParseLimit(r, "limit", defaultHistory)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	s, err := h.store.GetSession(r.Context(), k)
-	if err != nil {
-		failStore(w, r, k, err)
-		return
-	}
-	msgs, err := h.store.ListMessages(r.Context(), k, limit)
-	if err != nil {
-		failStore(w, r, k, err)
-		return
-	}
-	out := ConversationHistory{
-		ThreadID:  s.ThreadID,
-		Title:     s.Title,
-		Messages:  make([]OpenAIMessage, 0, len(msgs)),
-		CreatedAt: Timestamp(s.CreatedAt),
-		UpdatedAt: Timestamp(s.UpdatedAt),
-		LLMCalls:  s.LLMCallsCount,
-	}
-	for i := range msgs {
-		out.Messages = append(out.Messages, MessageView(&msgs[i]))
+		w.Header().Set(HeaderNextCursor, next)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }

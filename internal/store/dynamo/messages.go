@@ -926,6 +926,12 @@ type collector struct {
 	wids   map[int]string
 	out    []store.Message // descending
 	broken error           // a committed item was missing or incomplete
+	// page, when not nil, bounds the messages gathered (HistoryPage:
+	// Limit and MaxBytes; limit is then unused); full is set once the
+	// next message does not fit, bytes is the MessageSize total.
+	page  *store.HistoryPage
+	full  bool
+	bytes int
 }
 
 func newCollector(c commitState, limit int) *collector {
@@ -934,7 +940,7 @@ func newCollector(c commitState, limit int) *collector {
 
 // done reports whether the collector needs no more items.
 func (col *collector) done() bool {
-	return col.broken != nil || col.next == 0 || (col.limit > 0 && len(col.out) >= col.limit)
+	return col.broken != nil || col.next == 0 || col.full || (col.limit > 0 && len(col.out) >= col.limit)
 }
 
 // add takes the next item of the descending query.
@@ -969,6 +975,14 @@ func (col *collector) add(it item) {
 	if err != nil {
 		col.broken = fmt.Errorf("message %d: %w", seq, err)
 		return
+	}
+	if col.page != nil {
+		size := store.MessageSize(&m)
+		if !col.page.Fits(len(col.out), col.bytes, size) {
+			col.full = true // next stays at m: older messages remain
+			return
+		}
+		col.bytes += size
 	}
 	col.out = append(col.out, m)
 	clear(col.parts)

@@ -144,24 +144,8 @@ func listCommittedTx(ctx context.Context, tx *sql.Tx, listStmt *sql.Stmt, k stor
 	defer func() { _ = rows.Close() }()
 	var out []store.Message
 	for rows.Next() {
-		var (
-			m                            store.Message
-			toolCalls, metadata, created string
-		)
-		if err := rows.Scan(&m.Seq, &m.ID, &m.Role, &m.Content, &m.Name, &m.ToolCallID, &toolCalls, &metadata, &created); err != nil {
-			return nil, err
-		}
-		if toolCalls != "" {
-			if err := json.Unmarshal([]byte(toolCalls), &m.ToolCalls); err != nil {
-				return nil, fmt.Errorf("decode tool calls of message %d: %w", m.Seq, err)
-			}
-		}
-		if metadata != "" {
-			if err := json.Unmarshal([]byte(metadata), &m.Metadata); err != nil {
-				return nil, fmt.Errorf("decode metadata of message %d: %w", m.Seq, err)
-			}
-		}
-		if m.CreatedAt, err = decTime(created); err != nil {
+		m, err := scanMessage(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
@@ -171,4 +155,31 @@ func listCommittedTx(ctx context.Context, tx *sql.Tx, listStmt *sql.Stmt, k stor
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// scanMessage decodes the row of a message query (listMessagesQuery's
+// columns).
+func scanMessage(row scanner) (store.Message, error) {
+	var (
+		m                            store.Message
+		toolCalls, metadata, created string
+	)
+	if err := row.Scan(&m.Seq, &m.ID, &m.Role, &m.Content, &m.Name, &m.ToolCallID, &toolCalls, &metadata, &created); err != nil {
+		return m, err
+	}
+	if toolCalls != "" {
+		if err := json.Unmarshal([]byte(toolCalls), &m.ToolCalls); err != nil {
+			return m, fmt.Errorf("decode tool calls of message %d: %w", m.Seq, err)
+		}
+	}
+	if metadata != "" {
+		if err := json.Unmarshal([]byte(metadata), &m.Metadata); err != nil {
+			return m, fmt.Errorf("decode metadata of message %d: %w", m.Seq, err)
+		}
+	}
+	var err error
+	if m.CreatedAt, err = decTime(created); err != nil {
+		return m, err
+	}
+	return m, nil
 }

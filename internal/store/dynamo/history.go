@@ -1,0 +1,56 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+
+	"agentchat/internal/store"
+)
+
+var _ store.HistoryPager = (*Store)(nil)
+
+// ListHistory implements store.HistoryPager: the commit state first, then
+// the message items below the page's cursor, newest first, in queries of
+// a little more than the page, until the page is full (Limit, MaxBytes)
+// or the history begins. Every item up to the commit marker read first is
+// written, so a missing one is an error, as in ListMessages.
+func (s *Store) ListHistory(ctx context.Context, k store.Key, p store.HistoryPage) ([]store.Message, bool, error) {
+	if err := checkKey(k); err != nil {
+		return nil, false, fmt.Errorf("list history: %w", err)
+	}
+	c, err := s.readCommit(ctx, k)
+	if err != nil {
+		return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, err)
+	}
+	limit := max(p.Limit, 1)
+	col := newCollector(c, 0)
+	col.page = &p
+	if p.Before > 0 {
+		col.next = c.below(p.Before)
+	}
+	if col.next == 0 {
+		return []store.Message{}, false, nil
+	}
+	pk, hi := sessionPK(k.ProjectID, k.ThreadID), msgSK(col.next)+"#~"
+	var start item
+	for {
+		page, err := s.queryMessages(ctx, pk, msgPrefix, hi, limit+2, start)
+		if err != nil {
+			return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, err)
+		}
+		for _, it := range page.Items {
+			col.add(it)
+		}
+		start = page.LastEvaluatedKey
+		if col.done() || start == nil {
+			break
+		}
+	}
+	if col.broken == nil && !col.done() {
+		col.broken = fmt.Errorf("message %d missing", col.next)
+	}
+	if col.broken != nil {
+		return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, col.broken)
+	}
+	return col.result(), col.next != 0, nil
+}
