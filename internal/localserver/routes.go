@@ -38,7 +38,7 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 // the gateway running the agents of ag (a test gives its own).
 func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver, groups llmconfigs.GroupSource) []httpapi.Route {
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
-	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat})
+	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat, Store: base.Store})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
 		Timeout: base.Config.TurnTimeout + time.Minute})
 	keys := apikeys.New(base.Store, apikeys.Options{Users: users})

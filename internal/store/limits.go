@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -63,4 +64,16 @@ func (e *LimitError) LimitMessage() string {
 		return fmt.Sprintf("Limit reached: you have %d active API keys, the most allowed. Revoke one you no longer need, then try again.", e.Limit)
 	}
 	return fmt.Sprintf("Limit reached: at most %d %s.", e.Limit, e.Resource)
+}
+
+// SessionRoom is a Store that tells, with one read, whether a user may
+// create one more session under Limits.SessionsPerUser. It is a check
+// ahead of a creation, which stays the atomic gate: a turn whose session
+// is created beside its first LLM call is refused with it before it
+// streams.
+type SessionRoom interface {
+	// CheckSessionRoom returns a *LimitError when the user already holds
+	// Limits.SessionsPerUser sessions (as the store counts them); nil when
+	// there is room or no limit.
+	CheckSessionRoom(ctx context.Context, userID string) error
 }

@@ -48,6 +48,12 @@ type Options struct {
 	AgentID string
 	// Logger receives handler logs; the request logger is used when nil.
 	Logger *slog.Logger
+	// Store, when it is a store.SessionRoom (or wraps one), is asked
+	// before a turn without session_id whether the user may have one more
+	// session: that turn creates its session beside its first LLM call,
+	// so the store's own refusal would only end the stream. Nil: no check
+	// ahead (the store still enforces the limit).
+	Store store.Store
 }
 
 // DefaultOpenWithin is Options.OpenWithin when unset.
@@ -157,6 +163,12 @@ func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, errors.New("chat runtime is not configured"))
 		return
 	}
+	if req.sessionID == "" {
+		if err := h.checkSessionRoom(r.Context(), id.UserID); err != nil {
+			httpapi.Fail(w, r, startError(req.sessionID, err))
+			return
+		}
+	}
 	turn, err := h.o.Runtime.StartTurn(r.Context(), agent.TurnRequest{
 		Key:         store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: req.sessionID},
 		AgentID:     h.o.AgentID,
@@ -175,6 +187,19 @@ func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.sse(w, r, turn, sessionID)
+}
+
+// checkSessionRoom asks the store whether userID may have one more
+// session (store.SessionRoom), when it can tell.
+func (h *Handlers) checkSessionRoom(ctx context.Context, userID string) error {
+	if h.o.Store == nil {
+		return nil
+	}
+	room, ok := store.Capability[store.SessionRoom](h.o.Store)
+	if !ok {
+		return nil
+	}
+	return room.CheckSessionRoom(ctx, userID)
 }
 
 // startError maps a StartTurn failure to its status. A busy session (409)

@@ -31,5 +31,5 @@ func buildStream(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error)
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}
-	return chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: app.Config.Heartbeat, Logger: app.Logger}).Routes(), nil
+	return chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: app.Config.Heartbeat, Logger: app.Logger, Store: app.Store}).Routes(), nil
 }

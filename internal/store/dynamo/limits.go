@@ -144,3 +144,26 @@ func (s *Store) releaseSession(ctx context.Context, user string) {
 		s.log.Warn("the session counter of a user was not decremented (it stays one too high)", "error", err.Error())
 	}
 }
+
+var _ store.SessionRoom = (*Store)(nil)
+
+// CheckSessionRoom implements store.SessionRoom with one strongly
+// consistent read of the user's session counter.
+func (s *Store) CheckSessionRoom(ctx context.Context, userID string) error {
+	limit := s.limits.SessionsPerUser
+	if limit <= 0 || userID == "" {
+		return nil
+	}
+	it, err := s.getItem(ctx, userPK(userID), sessionCountSK)
+	if err != nil {
+		return fmt.Errorf("read the session counter: %w", err)
+	}
+	n, err := getN(it, aCount)
+	if err != nil {
+		return fmt.Errorf("read the session counter: %w", err)
+	}
+	if n >= int64(limit) {
+		return &store.LimitError{Resource: store.ResourceSessions, Limit: limit}
+	}
+	return nil
+}

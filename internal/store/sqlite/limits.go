@@ -66,3 +66,22 @@ func (s *Store) llmConfigsOverLimitTx(ctx context.Context, tx *sql.Tx, kind, own
 func (s *Store) apiKeysOverLimitTx(ctx context.Context, tx *sql.Tx, userID string) error {
 	return overLimitTx(ctx, tx, s.limits.APIKeysPerUser, store.ResourceAPIKeys, limitAPIKeysQuery, userID, s.nowText())
 }
+
+var _ store.SessionRoom = (*Store)(nil)
+
+// CheckSessionRoom implements store.SessionRoom with one count of at most
+// limit index entries.
+func (s *Store) CheckSessionRoom(ctx context.Context, userID string) error {
+	limit := s.limits.SessionsPerUser
+	if limit <= 0 {
+		return nil
+	}
+	var n int64
+	if err := s.r.QueryRowContext(ctx, limitQuery(limitSessionsQuery), userID, limit).Scan(&n); err != nil {
+		return fmt.Errorf("count the sessions of a user: %w", err)
+	}
+	if n >= int64(limit) {
+		return &store.LimitError{Resource: store.ResourceSessions, Limit: limit}
+	}
+	return nil
+}

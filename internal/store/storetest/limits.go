@@ -56,6 +56,12 @@ func testLimitSessions(t *testing.T, newStore func(t *testing.T, l store.Limits)
 	create(t, s, a2, nil)
 	noErr(t, "CreateLeasedSession", s.CreateLeasedSession(ctx, &store.Session{ProjectID: a3.ProjectID, UserID: "alice", ThreadID: a3.ThreadID}, "turn", time.Hour))
 
+	room, ok := store.Capability[store.SessionRoom](s)
+	if !ok {
+		t.Fatal("the store does not implement store.SessionRoom")
+	}
+	wantLimit(t, "CheckSessionRoom at the limit", room.CheckSessionRoom(ctx, "alice"), store.ResourceSessions, 3)
+	noErr(t, "CheckSessionRoom of another user", room.CheckSessionRoom(ctx, "bob"))
 	over := newKey(p2, "alice")
 	wantLimit(t, "CreateSession past the limit", s.CreateSession(ctx, &store.Session{ProjectID: over.ProjectID, UserID: "alice", ThreadID: over.ThreadID}), store.ResourceSessions, 3)
 	wantLimit(t, "CreateLeasedSession past the limit", s.CreateLeasedSession(ctx, &store.Session{ProjectID: over.ProjectID, UserID: "alice", ThreadID: over.ThreadID}, "turn", time.Hour), store.ResourceSessions, 3)
@@ -68,6 +74,7 @@ func testLimitSessions(t *testing.T, newStore func(t *testing.T, l store.Limits)
 	noErr(t, "DeleteSession", s.DeleteSession(ctx, a2))
 	err = s.CreateSession(ctx, &store.Session{ProjectID: a1.ProjectID, UserID: "alice", ThreadID: a1.ThreadID})
 	wantErr(t, "CreateSession of an existing id", err, store.ErrExists)
+	noErr(t, "CheckSessionRoom after a delete", room.CheckSessionRoom(ctx, "alice"))
 	// Deleting a session frees room for one, and only one.
 	create(t, s, over, nil)
 	wantLimit(t, "CreateSession after refilling", s.CreateSession(ctx, &store.Session{ProjectID: p1, UserID: "alice", ThreadID: uuid.NewString()}), store.ResourceSessions, 3)
@@ -268,6 +275,9 @@ func testNoLimits(t *testing.T, newStore func(t *testing.T, l store.Limits) stor
 	s := newStore(t, store.Limits{})
 	p := newProject()
 	for range 3 {
+		if room, ok := store.Capability[store.SessionRoom](s); ok {
+			noErr(t, "CheckSessionRoom without limits", room.CheckSessionRoom(t.Context(), "alice"))
+		}
 		create(t, s, newKey(p, "alice"), nil)
 		noErr(t, "CreateLLMConfig", s.CreateLLMConfig(t.Context(), limitConfig(store.UserOwner("alice"), "c")))
 	}
