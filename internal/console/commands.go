@@ -65,7 +65,8 @@ func (t *DeviceType) CommandRefusal(command string) string {
 		return err.Error()
 	}
 	if t.InlineHelp && strings.Contains(command, "?") {
-		return "it holds a ?, which the CLI answers at once with help while keeping the rest of the line as a command; ask without ?"
+		return "it holds a ?, which the CLI answers at once with help while keeping the rest of the line as a command, " +
+			"so it was not sent; ask without ?"
 	}
 	return ""
 }

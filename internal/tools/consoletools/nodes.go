@@ -1,9 +1,11 @@
 package consoletools
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -37,15 +39,16 @@ func deviceType(n *gns3.Node) (console.DeviceType, error) {
 		"one of the supported types: %s (VPCS nodes need no tag)", n.Name, supported)
 }
 
-// consoleAddr is the node's telnet console address.
-func (s *Toolset) consoleAddr(n *gns3.Node) (string, error) {
+// consoleAddr is the node's telnet console address, on a host the
+// console tools may reach (allowedHost).
+func (s *Toolset) consoleAddr(ctx context.Context, n *gns3.Node) (string, error) {
 	if n.Console == nil || *n.Console <= 0 {
 		return "", fmt.Errorf("%s has no console", n.Name)
 	}
 	if t := strings.ToLower(n.ConsoleType); t != "" && t != "telnet" {
 		return "", fmt.Errorf("%s's console is %s, not telnet", n.Name, t)
 	}
-	host := strings.Trim(strings.TrimSpace(n.ConsoleHost), "[]")
+	host := normalHost(n.ConsoleHost)
 	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
 		host = ""
 	}
@@ -55,5 +58,76 @@ func (s *Toolset) consoleAddr(n *gns3.Node) (string, error) {
 	if host == "" {
 		return "", fmt.Errorf("the console host of %s is unknown", n.Name)
 	}
-	return net.JoinHostPort(host, strconv.Itoa(*n.Console)), nil
+	dial, err := s.allowedHost(ctx, host)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return net.JoinHostPort(dial, strconv.Itoa(*n.Console)), nil
 }
+
+// normalHost is a host as compared: trimmed, without brackets or a
+// trailing dot, lower case.
+func normalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]")), ".")
+}
+
+// allowedHost checks a console host GNS3 reported and returns the host to
+// dial. The host is allowed when it is the GNS3 host (the host of
+// GNS3_URL, by name or by one of its addresses) or when the operator's
+// allow list (Options.AllowedHosts, CONSOLE_ALLOWED_HOSTS) allows it. A
+// host name that is neither is resolved, and its first allowed address is
+// dialled (not the name, so that another DNS answer cannot lead
+// elsewhere). Anything else is refused and nothing is dialled: GNS3
+// (or whoever edits its nodes) cannot point the tools at another host.
+func (s *Toolset) allowedHost(ctx context.Context, host string) (string, error) {
+	if host == s.consoleHost || (s.allowed != nil && s.allowed.AllowsHost(host)) {
+		return host, nil
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip.Unmap()}
+	} else if !hostNameRE.MatchString(host) {
+		return "", fmt.Errorf("its console host %s is not the GNS3 host; not connected", quoteHost(host))
+	} else if addrs, err = s.lookup(ctx, host); err != nil || len(addrs) == 0 {
+		return "", fmt.Errorf("its console host %s is not the GNS3 host and cannot be resolved; not connected", quoteHost(host))
+	}
+	for _, a := range addrs {
+		if s.gns3Addr(ctx, a) || (s.allowed != nil && s.allowed.AllowsHost(a.String())) {
+			return a.String(), nil
+		}
+	}
+	return "", fmt.Errorf("its console host %s is neither the GNS3 host nor allowed by CONSOLE_ALLOWED_HOSTS; not connected",
+		quoteHost(host))
+}
+
+// gns3Addr reports whether a is an address of the GNS3 host.
+func (s *Toolset) gns3Addr(ctx context.Context, a netip.Addr) bool {
+	if s.consoleHost == "" {
+		return false
+	}
+	addrs := []netip.Addr{}
+	if ip, err := netip.ParseAddr(s.consoleHost); err == nil {
+		addrs = append(addrs, ip)
+	} else if found, err := s.lookup(ctx, s.consoleHost); err == nil {
+		addrs = found
+	}
+	for _, g := range addrs {
+		if g.Unmap() == a.Unmap() {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteHost is a host as quoted in an error: quoted when it is an
+// address or a host name, else only described (GNS3 node data is not
+// echoed as free text).
+func quoteHost(h string) string {
+	if _, err := netip.ParseAddr(h); err == nil || (len(h) <= 253 && hostNameRE.MatchString(h)) {
+		return strconv.Quote(h)
+	}
+	return "(not a valid host name)"
+}
+
+// hostNameRE matches a DNS host name.
+var hostNameRE = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$`)

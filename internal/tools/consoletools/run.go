@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func (c *call) execute(ctx context.Context, k kind, devs []device) toolkit.Repor
 			continue
 		}
 		seen[n.NodeID] = i
-		p, err := c.plan(k, n, d.lines())
+		p, err := c.plan(ctx, k, n, d.lines())
 		if err != nil {
 			items[i].Fail(err.Error())
 			continue
@@ -95,8 +96,9 @@ func withBudget(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // plan checks a device and its commands: its device type fits the tool,
-// its console is a telnet one, and the filter lets its commands through.
-func (s *Toolset) plan(k kind, n *gns3.Node, items []string) (*plan, error) {
+// its console is a telnet one on an allowed host, and every command is
+// one that may be sent (check).
+func (s *Toolset) plan(ctx context.Context, k kind, n *gns3.Node, items []string) (*plan, error) {
 	typ, err := deviceType(n)
 	if err != nil {
 		return nil, err
@@ -108,51 +110,103 @@ func (s *Toolset) plan(k kind, n *gns3.Node, items []string) (*plan, error) {
 	case k == kindConfig && !typ.HasConfigMode():
 		return nil, fmt.Errorf("%s (device type %s) has no configuration mode; use %s", n.Name, typ.Name, ToolVPCSCommands)
 	}
-	addr, err := s.consoleAddr(n)
-	if err != nil {
-		return nil, err
-	}
 	if n.Status != "" && n.Status != gns3.NodeStarted {
 		return nil, fmt.Errorf("%s is %s; start it first (start_gns3_node)", n.Name, n.Status)
 	}
-	p := &plan{node: n, typ: typ, addr: addr}
-	block := func(cmd, why string) {
-		p.blocked = append(p.blocked, cmd)
-		p.refused = append(p.refused, cmd+": "+why)
+	addr, err := s.consoleAddr(ctx, n)
+	if err != nil {
+		return nil, err
 	}
-	allowed := func(cmd string) bool {
-		if prefix, ok := s.filter.Match(cmd); ok {
-			block(cmd, fmt.Sprintf("blocked by the safety filter (%q), not sent", prefix))
-			return false
-		}
-		if k == kindShow {
-			if why := typ.ReadOnlyRefusal(cmd); why != "" {
-				block(cmd, "refused, "+why)
-				return false
-			}
-		}
-		return true
+	p := &plan{node: n, typ: typ, addr: addr}
+	refuse := func(cmd, why string) {
+		cmd = printable(cmd)
+		p.blocked = append(p.blocked, cmd)
+		p.refused = append(p.refused, short(cmd)+": "+why)
 	}
 	lines := 0
 	if k == kindConfig {
 		for _, st := range typ.SplitConfig(items) {
 			lines += len(st.Lines)
-			if allowed(st.Lines[0]) {
-				p.steps = append(p.steps, st)
+			var le *console.LineError
+			if errors.As(st.Err, &le) {
+				refuse(st.Lines[0], st.Err.Error())
+				continue
 			}
+			if why := s.checkStep(&typ, st); why != "" {
+				refuse(st.Lines[0], why)
+				continue
+			}
+			p.steps = append(p.steps, st)
 		}
 	} else {
-		for _, c := range console.SplitCommands(items) {
+		for _, c := range items {
 			lines++
-			if allowed(c) {
-				p.exec = append(p.exec, c)
+			if strings.TrimSpace(c) == "" && console.CheckLine(c) == nil {
+				continue
 			}
+			if why := s.check(k, &typ, c, false); why != "" {
+				refuse(c, why)
+				continue
+			}
+			p.exec = append(p.exec, strings.TrimSpace(c))
 		}
 	}
 	if lines > maxLinesPerDevice {
 		return nil, fmt.Errorf("%s: %d lines, more than %d per device", n.Name, lines, maxLinesPerDevice)
 	}
 	return p, nil
+}
+
+// check returns why cmd, a command of a tool of kind k (or, when text, a
+// line of a banner's text), must not be sent to a device of type typ, ""
+// when it may: it is not one printable line (or holds a ? on IOS), the
+// filter blocks it, or, for the read-only tool, it is not a read-only
+// command.
+func (s *Toolset) check(k kind, typ *console.DeviceType, cmd string, text bool) string {
+	if text {
+		if err := console.CheckLine(cmd); err != nil {
+			return err.Error()
+		}
+	} else if why := typ.CommandRefusal(cmd); why != "" {
+		return why
+	}
+	if blocked, ok := s.filter.Match(typ, k == kindConfig, cmd); ok {
+		return fmt.Sprintf("blocked by the safety filter (%q), not sent", blocked)
+	}
+	if k == kindShow {
+		if why := typ.ReadOnlyRefusal(cmd); why != "" {
+			return fmt.Sprintf("refused, not sent: %s; %s sends only read-only commands, configuration and other commands go "+
+				"through %s (exec commands as \"do <command>\")", why, ToolDeviceCommands, ToolDeviceConfigCommands)
+		}
+	}
+	return ""
+}
+
+// checkStep returns why a configuration step must not be sent, "" when
+// it may: each of its lines is checked, a banner's text lines too (a
+// device that ends the text elsewhere would run them as commands).
+func (s *Toolset) checkStep(typ *console.DeviceType, st console.Step) string {
+	for i, l := range st.Lines {
+		why := s.check(kindConfig, typ, l, st.Text && i > 0)
+		if why == "" {
+			continue
+		}
+		if i > 0 {
+			return fmt.Sprintf("line %d of the block (%s) %s; the whole block was not sent", i+1, short(printable(l)), why)
+		}
+		return why
+	}
+	return ""
+}
+
+// printable is cmd as quoted in a result: as given, or with its control
+// characters and invalid bytes escaped when it has any.
+func printable(cmd string) string {
+	if console.CheckLine(cmd) == nil {
+		return strings.TrimSpace(cmd)
+	}
+	q := strconv.Quote(cmd)
+	return q[1 : len(q)-1]
 }
 
 // runDevice locks a device, opens its console, sends the plan and fills

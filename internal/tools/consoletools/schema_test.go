@@ -26,7 +26,7 @@ func TestToolMetadata(t *testing.T) {
 		if tl.Timeout != 5*time.Minute {
 			t.Errorf("%s: timeout %v", tl.Name, tl.Timeout)
 		}
-		if !strings.Contains(tl.Description, "traceroute, tracepath, debug, test, ping -f, reload, erase, write erase, format, exit") {
+		if !strings.Contains(tl.Description, "traceroute, tracepath, tracert, debug, test, ping -f, reload, erase, write erase, format, exit") {
 			t.Errorf("%s: description does not list the blocked commands", tl.Name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"agentchat/internal/console"
 	"agentchat/internal/console/consoletest"
 	"agentchat/internal/gns3/gns3test"
 	"agentchat/internal/tools/toolkit"
@@ -532,58 +533,125 @@ func TestGatewayTool(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
+	ios, _ := console.Lookup(console.TypeCiscoIOSTelnet)
+	vpcs, _ := console.Lookup(console.TypeVPCS)
 	f := NewFilter(DefaultBlocked())
+	const exec, config = false, true
 	cases := []struct {
+		typ    *console.DeviceType
+		config bool
 		cmd    string
 		prefix string
 	}{
-		{"reload", "reload"},
-		{"  RELOAD   in 5", "reload"},
-		{"reload\tat 10:00", "reload"},
-		{"traceroute 10.0.0.1", "traceroute"},
-		{"traceroute6 ::1", "traceroute"},
-		{"tracepath 10.0.0.1", "tracepath"},
-		{"debug ip ospf events", "debug"},
-		{"Debug All", "debug"},
-		{"test crypto self-test", "test"},
-		{"ping -f 10.0.0.1", "ping -f"},
-		{"ping   -F 10.0.0.1", "ping -f"},
-		{"erase startup-config", "erase"},
-		{"write erase", "write erase"},
-		{"WRITE   ERASE", "write erase"},
-		{"format flash:", "format"},
-		{"exit", "exit"},
-		{"do reload", "reload"},
-		{"do do debug all", "debug"},
-		{"show ip interface brief", ""},
-		{"ping 10.0.0.1", ""},
-		{"ping -c 3 10.0.0.1", ""},
-		{"write memory", ""},
-		{"exit-address-family", ""},
-		{"no debug all", ""},
-		{"undebug all", ""},
-		{"testing", ""},
-		{"show debugging", ""},
-		{"trace 10.0.0.1", ""},
-		{"", ""},
+		{&ios, exec, "reload", "reload"},
+		{&ios, exec, "  RELOAD   in 5", "reload"},
+		{&ios, exec, "reload\tat 10:00", "reload"},
+		{&ios, exec, "rel", "reload"},
+		{&ios, exec, "relo", "reload"},
+		{&ios, exec, "reloa", "reload"},
+		{&ios, exec, "rel in 5", "reload"},
+		{&ios, exec, "re", ""}, // ambiguous on IOS (release, reload, renew, resume, ...)
+		{&ios, exec, "release dhcp g0/0", ""},
+		{&ios, exec, "reloads", ""},
+		{&ios, exec, "traceroute 10.0.0.1", "traceroute"},
+		{&ios, exec, "traceroute6 ::1", "traceroute"},
+		{&ios, exec, "trace 10.0.0.1", "traceroute"},
+		{&ios, exec, "tr 10.0.0.1", "traceroute"},
+		{&ios, exec, "tracepath 10.0.0.1", "tracepath"},
+		{&ios, exec, "tracert 10.0.0.1", "tracert"},
+		{&ios, exec, "debug ip ospf events", "debug"},
+		{&ios, exec, "Debug All", "debug"},
+		{&ios, exec, "deb all", "debug"},
+		{&ios, exec, "de all", ""}, // ambiguous (debug, delete)
+		{&ios, exec, "test crypto self-test", "test"},
+		{&ios, exec, "tes crypto", "test"},
+		{&ios, exec, "ping -f 10.0.0.1", "ping -f"},
+		{&ios, exec, "ping   -F 10.0.0.1", "ping -f"},
+		{&ios, exec, "pi -f 10.0.0.1", "ping -f"},
+		{&ios, exec, "erase startup-config", "erase"},
+		{&ios, exec, "era", "erase"},
+		{&ios, exec, "er nvram:", "erase"},
+		{&ios, exec, "write erase", "write erase"},
+		{&ios, exec, "WRITE   ERASE", "write erase"},
+		{&ios, exec, "wr er", "write erase"},
+		{&ios, exec, "write er", "write erase"},
+		{&ios, exec, "wr e", "write erase"},
+		{&ios, exec, "format flash:", "format"},
+		{&ios, exec, "fo flash:", "format"},
+		{&ios, exec, "exit", "exit"},
+		{&ios, exec, "ex", "exit"},
+		{&ios, exec, "do reload", "reload"},
+		{&ios, exec, "do do debug all", "debug"},
+		{&ios, config, "do rel", "reload"},
+		{&ios, config, "do wr er", "write erase"},
+		{&ios, config, "exit", "exit"},
+		{&ios, config, "ex", "exit"},
+		{&ios, config, "exit-address-family", ""},
+		{&ios, config, "exiting", ""},
+		{&ios, config, "do", ""},
+		{&ios, config, "interface g0/0", ""},
+		{&ios, config, "description reload-test link", ""},
+		{&ios, exec, "show ip interface brief", ""},
+		{&ios, exec, "show reload", ""},
+		{&ios, exec, "show reload-history", ""},
+		{&ios, exec, "ping 10.0.0.1", ""},
+		{&ios, exec, "ping -c 3 10.0.0.1", ""},
+		{&ios, exec, "write memory", ""},
+		{&ios, exec, "write", ""},
+		{&ios, exec, "wr", ""},
+		{&ios, config, "do write memory", ""},
+		{&ios, config, "do wr", ""},
+		{&ios, exec, "no debug all", ""},
+		{&ios, exec, "undebug all", ""},
+		{&ios, exec, "testing", ""},
+		{&ios, exec, "show debugging", ""},
+		{&ios, exec, "terminal length 0", ""},
+		{&ios, exec, "t 10.0.0.1", ""}, // ambiguous on IOS
+		{&ios, exec, "", ""},
+		{&vpcs, exec, "t 10.0.0.1", "traceroute"}, // VPCS reads any prefix of tracer
+		{&vpcs, exec, "trace 10.0.0.1", "traceroute"},
+		{&vpcs, exec, "tracer 10.0.0.1", "traceroute"},
+		{&vpcs, exec, "@trace 10.0.0.1", "traceroute"},
+		{&vpcs, exec, "ping 10.0.0.1", ""},
+		{&vpcs, exec, "show ip", ""},
+		{&vpcs, exec, "ip 10.0.0.1/24 10.0.0.254", ""},
+		{&vpcs, exec, "save", ""},
 	}
 	for _, c := range cases {
-		p, blocked := f.Match(c.cmd)
+		p, blocked := f.Match(c.typ, c.config, c.cmd)
 		if p != c.prefix || blocked != (c.prefix != "") {
-			t.Errorf("Match(%q) = %q %v, want %q", c.cmd, p, blocked, c.prefix)
+			t.Errorf("%s (config %v): Match(%q) = %q %v, want %q", c.typ.Name, c.config, c.cmd, p, blocked, c.prefix)
 		}
 	}
-	custom := NewFilter([]string{"  Show  Run ", "", "copy"})
-	if got := custom.Prefixes(); !slices.Equal(got, []string{"show run", "copy"}) {
+	custom := NewFilter([]string{"  Show  Run ", "", "copy", "username", "shutdown"})
+	if got := custom.Prefixes(); !slices.Equal(got, []string{"show run", "copy", "username", "shutdown"}) {
 		t.Errorf("prefixes %q", got)
 	}
-	if _, ok := custom.Match("show running-config"); ok {
-		t.Error("a prefix matched inside a word")
+	customCases := []struct {
+		config bool
+		cmd    string
+		want   bool
+	}{
+		{exec, "show running-config", false}, // a word is not matched inside a longer one
+		{exec, "SHOW RUN all", true},
+		{exec, "sh run", true},
+		{exec, "sh r", true},
+		{exec, "copy run start", true},
+		{exec, "cop run start", true}, // from the IOS table
+		{exec, "co run start", false}, // ambiguous on IOS
+		{config, "username admin privilege 15 secret x", true},
+		{config, "us admin privilege 15", true}, // from the configuration table
+		{exec, "us admin", false},               // not in the exec table: DefaultMinAbbrev
+		{config, "shu", true},                   // unknown word: DefaultMinAbbrev
+		{config, "sh", false},
+		{exec, "sh ip int br", false},
 	}
-	if _, ok := custom.Match("SHOW RUN all"); !ok {
-		t.Error("custom prefix not matched")
+	for _, c := range customCases {
+		if _, got := custom.Match(&ios, c.config, c.cmd); got != c.want {
+			t.Errorf("custom (config %v): Match(%q) = %v, want %v", c.config, c.cmd, got, c.want)
+		}
 	}
-	if _, ok := NewFilter(nil).Match("reload"); ok {
+	if _, ok := NewFilter(nil).Match(&ios, false, "reload"); ok {
 		t.Error("an empty filter blocked")
 	}
 	d := DefaultBlocked()
@@ -596,13 +664,18 @@ func TestFilter(t *testing.T) {
 func TestConfiguredBlockList(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Blocked = []string{"show version"} })
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
-	a := e.Call(ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":["show version","reload"]}]}`)
+	a := e.Call(ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":["sh ver","traceroute 10.0.0.9"]}]}`)
 	r := a.result(t, 0, toolkit.StatusFailed)
-	if !slices.Equal(r.BlockedCommands, []string{"show version"}) {
+	if !slices.Equal(r.BlockedCommands, []string{"sh ver"}) {
 		t.Errorf("blocked %q", r.BlockedCommands)
 	}
-	// reload is allowed by this list: it ran (the fake asks to confirm)
-	if !r1.Received("reload") {
+	// traceroute is allowed by this list, and read-only: it was sent (the fake does not know it)
+	if !r1.Received("traceroute 10.0.0.9") {
+		t.Errorf("lines %q", r1.Lines())
+	}
+	// the configuration tool runs what the list allows
+	e.Call(ToolDeviceConfigCommands, `{"device_configs":[{"device_name":"R1","config_commands":["do reload"]}]}`)
+	if !r1.Received("do reload") {
 		t.Errorf("lines %q", r1.Lines())
 	}
 	if !strings.Contains(toolkittest.FindTool(t, e.ts.Project("p"), ToolDeviceCommands).Description, "never sent and are reported in blocked_commands: show version.") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -50,8 +51,12 @@ type Options struct {
 	// ConsoleHost is the host used when a node has no console_host (or
 	// an unspecified one, 0.0.0.0 or ::): the host of GNS3_URL.
 	ConsoleHost string
-	// Blocked are the blocked command prefixes (nil: DefaultBlocked();
-	// empty and not nil: none).
+	// AllowedHosts allows console hosts besides the GNS3 host
+	// (CONSOLE_ALLOWED_HOSTS, a config.HostAllowList); nil: none. A node
+	// whose console is on another host fails and is not connected to.
+	AllowedHosts HostAllower
+	// Blocked are the blocked commands (nil: DefaultBlocked(); empty and
+	// not nil: none); see Filter.
 	Blocked []string
 	// Locks is the per-device lock shared by every instance; nil: a
 	// MemoryLocker, which only protects the consoles within this process.
@@ -67,10 +72,18 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
+// HostAllower tells whether a host (a name or an address literal) is
+// allowed; config.HostAllowList is one.
+type HostAllower interface {
+	AllowsHost(host string) bool
+}
+
 // Toolset builds the console tools. Safe for concurrent use.
 type Toolset struct {
 	client      *gns3.Client
 	consoleHost string
+	allowed     HostAllower
+	lookup      func(ctx context.Context, host string) ([]netip.Addr, error)
 	filter      *Filter
 	locks       DeviceLocker
 	log         *slog.Logger
@@ -105,7 +118,9 @@ type call struct {
 func New(o Options) *Toolset {
 	s := &Toolset{
 		client:      o.Client,
-		consoleHost: strings.Trim(strings.TrimSpace(o.ConsoleHost), "[]"),
+		consoleHost: normalHost(o.ConsoleHost),
+		allowed:     o.AllowedHosts,
+		lookup:      lookupHost,
 		locks:       o.Locks,
 		log:         o.Logger,
 		cmdTimeout:  o.CommandTimeout,
@@ -147,6 +162,11 @@ func New(o Options) *Toolset {
 	return s
 }
 
+// lookupHost resolves a host name with the system's resolver.
+func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
 // texts are the parts of the tool descriptions the tools share.
 type texts struct {
 	devices, safety, answer string
@@ -164,7 +184,9 @@ func (s *Toolset) texts() texts {
 		devices: fmt.Sprintf("Each device is a started node of the project with a telnet console, named by its GNS3 name; "+
 			"its driver comes from the node tag device_type:<type> (supported: %s; VPCS nodes need no tag). "+
 			"Up to %d devices run in parallel, up to %d commands each. ", types, maxDevices, maxCommands),
-		safety: fmt.Sprintf("For safety, commands starting with these words are never sent and are reported in blocked_commands: %s. ", blocked),
+		safety: fmt.Sprintf("For safety, commands starting with these words, or their abbreviations as the device reads them, "+
+			"are never sent and are reported in blocked_commands: %s. Each command is one line: line breaks and other control "+
+			"characters are refused. ", blocked),
 		answer: "Answer: one result per device with status success, partial_success (some commands failed or were blocked) or failed, " +
 			"the console output (prompts, commands and their output, as on the console) and the errors.",
 	}
