@@ -82,7 +82,7 @@ func Registry(cfg *config.Config, gc *gns3.Client, locks store.DeviceLocks, log 
 		consoleHost = u.Hostname()
 	}
 	consoles := consoletools.New(consoletools.Options{
-		Client: gc, ConsoleHost: consoleHost, Blocked: cfg.BlockedCommands,
+		Client: gc, ConsoleHost: consoleHost, AllowedHosts: cfg.ConsoleAllowedHosts, Blocked: cfg.BlockedCommands,
 		Locks: consoletools.StoreLocker{Locks: locks}, Logger: log,
 	})
 	return agents.DefaultRegistry(agents.Deps{
