@@ -28,7 +28,8 @@ const (
 	defPath = mine + "/default"
 )
 
-var rfc3339Z = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+// utcOffset is a time as the web UI reads it: UTC with a numeric offset.
+var utcOffset = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$`)
 
 func TestCreateAndRead(t *testing.T) {
 	e := newEnv(t, envOptions{})
@@ -41,7 +42,7 @@ func TestCreateAndRead(t *testing.T) {
 	c := decodeConfig(t, r)
 	if !regexp.MustCompile(`^[0-9a-f-]{36}$`).MatchString(c.ConfigID) || c.Name != "GPT-4o" || c.ModelType != "text" ||
 		c.UserID == nil || *c.UserID != "alice" || c.GroupID != nil || c.IsDefault || c.Version != 1 ||
-		!rfc3339Z.MatchString(c.CreatedAt) || !rfc3339Z.MatchString(c.UpdatedAt) {
+		!utcOffset.MatchString(c.CreatedAt) || !utcOffset.MatchString(c.UpdatedAt) {
 		t.Fatalf("created %+v", c)
 	}
 	if !c.APIKeySet || c.APIKeyHint != secrets.Hint(secretKey) || !strings.HasSuffix(c.APIKeyHint, "abcd") {
