@@ -10,6 +10,7 @@ import (
 	"agentchat/internal/agents/catalog"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
+	"agentchat/internal/tools/knowledge"
 )
 
 // Modes of the gns3-copilot (copilot_mode).
@@ -44,7 +45,7 @@ func ToolAllowed(mode, tool string) bool {
 	switch tool {
 	case gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolListProjects,
 		gns3tools.ToolCreateNode, gns3tools.ToolCreateLink, gns3tools.ToolStartNode, gns3tools.ToolUpdateNodeName,
-		consoletools.ToolDeviceCommands:
+		consoletools.ToolDeviceCommands, knowledge.ToolDeviceSkills, knowledge.ToolWaitSeconds:
 		return mode == ModeTeachingAssistant || mode == ModeLabAutomationAssistant
 	case gns3tools.ToolStopNode, gns3tools.ToolSuspendNode, gns3tools.ToolDeleteNode, gns3tools.ToolDeleteLink,
 		consoletools.ToolDeviceConfigCommands, consoletools.ToolVPCSCommands:
@@ -72,7 +73,8 @@ How you work:
 - Tools answer JSON with success, total, successful, failed and one result per item. Report plainly what succeeded and what failed, with the error as given; never claim an action that a tool did not report as successful.
 - Safety first: never run a destructive or disruptive action (deleting or stopping nodes, deleting links, erasing or overwriting configurations, reloading devices, rewiring a running lab) unless the user explicitly asked for it. Never configure AAA, users or passwords, and never reload, erase or format a device, unless the user asks for that by name. When a request is ambiguous, ask before acting and say what you are about to change.
 - Never ask for, repeat or reveal credentials, tokens or keys.
-- Put device commands and configuration in code blocks, one command per line.`
+- Put device commands and configuration in code blocks, one command per line.
+- When unsure of a platform's prompts, show commands or syntax, read device_skills before typing. After starting nodes, wait_seconds gives them time to boot before you use their consoles.`
 
 const teachingPrompt = `Mode: teaching_assistant. You are a teacher beside the student's lab.
 - Explain how rather than doing it for them: for a problem, give the diagnosis, the root cause, the solution and how to verify it, and the reasoning behind each step.

@@ -12,6 +12,7 @@ import (
 	"agentchat/internal/httpapi/gateway"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/httpapi/skillsreload"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/webui"
 	"agentchat/internal/wire"
@@ -59,5 +60,12 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 	routes = append(routes, webui.Routes()...) // the web console: GET / and /assets/
 	// The console's project list (GET /v3/copilot/projects), local server only.
 	routes = append(routes, webui.ProjectsRoute(base.GNS3))
+	if ag.Skills != nil { // POST /v3/copilot/reload/skills
+		reload := skillsreload.Options{Skills: ag.Skills, AdminToken: base.Config.AdminToken, Auth: base.Auth}
+		if base.GNS3 != nil {
+			reload.Superadmins = skillsreload.GNS3Superadmins{Client: base.GNS3}
+		}
+		routes = append(routes, skillsreload.New(reload).Routes()...)
+	}
 	return routes
 }

@@ -16,10 +16,12 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
+	"agentchat/internal/skills"
 	"agentchat/internal/store"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
+	"agentchat/internal/tools/knowledge"
 	"agentchat/internal/tools/seerr"
 	"agentchat/internal/userllm"
 	"agentchat/internal/wire"
@@ -30,6 +32,23 @@ type Agent struct {
 	Registry *agent.Registry
 	Runtime  *agent.Runtime
 	LLM      llm.Resolver
+	// Skills are the device and injection skills the copilot's tools read
+	// (POST /v3/copilot/reload/skills reloads them in this process).
+	Skills *skills.Registry
+}
+
+// Skills returns the skills registry of cfg: the built-in skills and those
+// of SKILLS_DIR. A SKILLS_DIR that does not load is logged, and the
+// built-in skills are served until a reload succeeds.
+func Skills(cfg *config.Config, log *slog.Logger) (*skills.Registry, error) {
+	sk, err := skills.New(cfg.SkillsDir)
+	if sk == nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	if err != nil {
+		log.Error("SKILLS_DIR not loaded; serving the built-in skills", "err", err)
+	}
+	return sk, nil
 }
 
 // Resolver returns the LLM resolver of b: each user's default LLM
@@ -70,8 +89,9 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 // the GNS3 controller client (wire.Base.GNS3), nil without GNS3_URL: the
 // gns3-copilot's prompt then says so and its lab and console tools answer
 // "GNS3 is not configured". locks holds the device console locks (the
-// store), shared by every instance.
-func Registry(cfg *config.Config, gc *gns3.Client, locks store.DeviceLocks, log *slog.Logger) (*agent.Registry, error) {
+// store), shared by every instance. sk are the skills of the knowledge
+// tools (nil: the built-in ones).
+func Registry(cfg *config.Config, gc *gns3.Client, locks store.DeviceLocks, sk *skills.Registry, log *slog.Logger) (*agent.Registry, error) {
 	sc, err := seerr.New(seerr.Config{BaseURL: cfg.SeerrURL, APIKey: cfg.SeerrAPIKey, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("seerr client: %w", err)
@@ -85,10 +105,14 @@ func Registry(cfg *config.Config, gc *gns3.Client, locks store.DeviceLocks, log 
 		Client: gc, ConsoleHost: consoleHost, AllowedHosts: cfg.ConsoleAllowedHosts, Blocked: cfg.BlockedCommands,
 		Locks: consoletools.StoreLocker{Locks: locks}, Logger: log,
 	})
+	know, err := knowledge.New(knowledge.Options{Skills: sk, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge tools: %w", err)
+	}
 	return agents.DefaultRegistry(agents.Deps{
 		Seerr:        sc,
 		GNS3Topology: topo.Prompt,
-		GNS3Tools:    agents.CombineLabTools(gns3tools.New(gns3tools.Options{Client: gc, Topology: topo, Logger: log}), consoles),
+		GNS3Tools:    agents.CombineLabTools(gns3tools.New(gns3tools.Options{Client: gc, Topology: topo, Logger: log}), consoles, know),
 	}), nil
 }
 
@@ -101,7 +125,11 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := Registry(cfg, b.GNS3, b.Store, log)
+	sk, err := Skills(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := Registry(cfg, b.GNS3, b.Store, sk, log)
 	if err != nil {
 		return nil, err
 	}
@@ -122,5 +150,5 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 		// The cap counts in the store, so it holds on every instance.
 		MaxTurnsPerUser: cfg.MaxTurnsPerUser,
 	})
-	return &Agent{Registry: reg, Runtime: rt, LLM: res}, nil
+	return &Agent{Registry: reg, Runtime: rt, LLM: res, Skills: sk}, nil
 }

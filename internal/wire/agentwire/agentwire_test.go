@@ -38,7 +38,7 @@ func TestRegistryGNS3Topology(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := fake.Requests()
-			reg, err := Registry(&config.Config{}, tt.gc, nil, log)
+			reg, err := Registry(&config.Config{}, tt.gc, nil, nil, log)
 			if err != nil {
 				t.Fatal(err)
 			}
