@@ -57,8 +57,11 @@ func TestShowToolNeverSendsAttacks(t *testing.T) {
 			t.Errorf("%q: status %s, blocked %q, error %q", cmd, r.Status, r.BlockedCommands, r.Error)
 			continue
 		}
-		if !strings.Contains(r.Error, "not sent") && !strings.Contains(r.Error, "refused") {
+		if !strings.Contains(r.Error, "not sent") {
 			t.Errorf("%q: the error does not say why: %q", cmd, r.Error)
+		}
+		if strings.Contains(r.Error, "refused, not sent") && !strings.Contains(r.Error, "use "+ToolDeviceConfigCommands) {
+			t.Errorf("%q: the refusal does not name the configuration tool: %q", cmd, r.Error)
 		}
 	}
 	for _, l := range r1.Lines() {
@@ -176,7 +179,7 @@ func TestShowToolOnVPCSOnlyShowAndPing(t *testing.T) {
 	if len(r.BlockedCommands) != len(attacks) {
 		t.Errorf("blocked %q (%s)", r.BlockedCommands, r.Error)
 	}
-	if !strings.Contains(r.Error, "only read-only commands (show, ping) are allowed here") {
+	if !strings.Contains(r.Error, "only read-only commands (show, ping) are allowed here") || !strings.Contains(r.Error, "use "+ToolVPCSCommands) {
 		t.Errorf("error %q", r.Error)
 	}
 	for _, l := range pc.Lines() {

@@ -154,6 +154,9 @@ func (s *Toolset) plan(ctx context.Context, k kind, n *gns3.Node, items []string
 	if lines > maxLinesPerDevice {
 		return nil, fmt.Errorf("%s: %d lines, more than %d per device", n.Name, lines, maxLinesPerDevice)
 	}
+	if k == kindShow && len(p.refused) > 0 {
+		p.refused = append(p.refused, readOnlyHint(&typ))
+	}
 	return p, nil
 }
 
@@ -175,11 +178,20 @@ func (s *Toolset) check(k kind, typ *console.DeviceType, cmd string, text bool) 
 	}
 	if k == kindShow {
 		if why := typ.ReadOnlyRefusal(cmd); why != "" {
-			return fmt.Sprintf("refused, not sent: %s; %s sends only read-only commands, configuration and other commands go "+
-				"through %s (exec commands as \"do <command>\")", why, ToolDeviceCommands, ToolDeviceConfigCommands)
+			return "refused, not sent: " + why
 		}
 	}
 	return ""
+}
+
+// readOnlyHint is said once after the refusals of the show tool: which
+// tool sends the other commands to a device of type typ.
+func readOnlyHint(typ *console.DeviceType) string {
+	if typ.HasConfigMode() {
+		return fmt.Sprintf("%s sends only read-only commands; use %s for configuration and other exec commands (as \"do <command>\")",
+			ToolDeviceCommands, ToolDeviceConfigCommands)
+	}
+	return fmt.Sprintf("%s sends only read-only commands; use %s for the other commands of this device", ToolDeviceCommands, ToolVPCSCommands)
 }
 
 // checkStep returns why a configuration step must not be sent, "" when
