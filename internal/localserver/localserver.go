@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -60,6 +59,11 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 // mode to out; logs go to logOut as JSON. ready, when not nil, receives the
 // listen address once the server accepts connections.
 func Run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string) error {
+	return run(ctx, getenv, out, logOut, ready, DefaultTimeouts())
+}
+
+// run is Run with the server's timeouts (tests shorten them).
+func run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string, timeouts Timeouts) error {
 	cfg, err := config.Load(getenv, config.LocalDefaults())
 	if err != nil {
 		return err // one line per problem, under "invalid configuration:"
@@ -88,14 +92,9 @@ func Run(ctx context.Context, getenv func(string) string, out, logOut io.Writer,
 	}
 	baseCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		// No WriteTimeout: it would cut long SSE streams.
-		BaseContext: func(net.Listener) context.Context { return baseCtx },
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(handler, timeouts)
+	srv.BaseContext = func(net.Listener) context.Context { return baseCtx }
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	addr := ln.Addr().String()
 	fmt.Fprintf(out, "agentchat listening on http://%s\n", addr)
 	fmt.Fprintf(out, "mode: %s\n", describeMode(cfg))

@@ -22,11 +22,17 @@ func env(m map[string]string) func(string) string {
 // logs, and a stop func that waits for Run to return.
 func start(t *testing.T, vars map[string]string) (string, *syncbuf.Buffer, *syncbuf.Buffer, func() error) {
 	t.Helper()
+	return startWith(t, vars, DefaultTimeouts())
+}
+
+// startWith is start with the server's timeouts.
+func startWith(t *testing.T, vars map[string]string, timeouts Timeouts) (string, *syncbuf.Buffer, *syncbuf.Buffer, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, logs := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- Run(ctx, env(vars), out, logs, ready) }()
+	go func() { errc <- run(ctx, env(vars), out, logs, ready, timeouts) }()
 	select {
 	case addr := <-ready:
 		stopped := false
