@@ -235,8 +235,13 @@ func (d Deps) wrap(rt Route) http.Handler {
 // asks for the connection to be closed after the answer. net/http would
 // otherwise first try to read and discard the declared body, so a client
 // that declares a body and never sends it would get its refusal only when
-// the read deadline ends that wait.
+// the read deadline ends that wait. Only a request read by a net/http
+// server (which records the local address) has such a connection: a
+// Lambda request, built from a whole event, gets no such header.
 func refuseUnread(w http.ResponseWriter, r *http.Request) {
+	if _, served := r.Context().Value(http.LocalAddrContextKey).(net.Addr); !served {
+		return
+	}
 	if r.ProtoMajor == 1 && r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -173,5 +174,33 @@ func TestRequestIDReachesContextLogs(t *testing.T) {
 	}
 	if len(logged) != 1 || !strings.Contains(logged[0], `"request_id":"req-0123456789"`) || !strings.Contains(logged[0], `"user":"alice"`) {
 		t.Fatalf("a handler's context log lacks the request id or user: %v", logged)
+	}
+}
+
+// TestRefusalClosesOnlyServedConnections: a request refused before its
+// body is read asks for its connection to be closed when a net/http
+// server read it (the local server), and not when it has no connection
+// (a Lambda request built from a whole event).
+func TestRefusalClosesOnlyServedConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		served bool
+		body   string
+		want   string
+	}{
+		{"served, body declared", true, `{"message":"hi"}`, "close"},
+		{"served, no body", true, "", ""},
+		{"lambda, body declared", false, `{"message":"hi"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/v3/projects/p1/chat/sessions", strings.NewReader(tc.body))
+			if tc.served {
+				req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}))
+			}
+			rec := serve(httpapi.Deps{Auth: fakeAuth{err: auth.ErrNoCredentials}}, req)
+			if rec.Code != http.StatusUnauthorized || rec.Header().Get("Connection") != tc.want {
+				t.Fatalf("got %d with Connection %q, want 401 with %q", rec.Code, rec.Header().Get("Connection"), tc.want)
+			}
+		})
 	}
 }
