@@ -1,5 +1,6 @@
 // Command chat-stream serves POST /v3/projects/{project_id}/chat/stream
-// (SSE), as an AWS Lambda function behind a response-streaming function URL.
+// and .../chat/inject (SSE), as an AWS Lambda function behind a
+// response-streaming function URL.
 package main
 
 import "agentchat/internal/lambdaapp/chatfn"

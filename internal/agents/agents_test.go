@@ -182,7 +182,7 @@ func toolNamesOf(p agent.Preparation) []string {
 
 func TestGNS3CopilotWithoutTools(t *testing.T) {
 	a, _ := DefaultRegistry(Deps{}).Get(GNS3Copilot)
-	if a.Prepare == nil || !strings.Contains(a.SystemPrompt, "never run a destructive") || !slices.Equal(a.Modes, Modes()) {
+	if a.Prepare == nil || !strings.Contains(a.SystemPrompt, "never run a destructive") || !slices.Equal(a.Modes, AllModes()) {
 		t.Fatalf("copilot = %+v", a)
 	}
 	for _, mode := range []string{"", ModeTeachingAssistant, ModeLabAutomationAssistant} {

@@ -42,6 +42,9 @@ func ParseMode(s string) (string, error) {
 // table of DESIGN.md "gns3-copilot modes"). A tool outside the table is
 // allowed in no mode.
 func ToolAllowed(mode, tool string) bool {
+	if mode == ModeTroubleshootingInjection {
+		return injectionToolAllowed(tool)
+	}
 	switch tool {
 	case gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolListProjects,
 		gns3tools.ToolCreateNode, gns3tools.ToolCreateLink, gns3tools.ToolStartNode, gns3tools.ToolUpdateNodeName,
@@ -93,8 +96,11 @@ const gatewayPrompt = `No GNS3 project is fixed in this conversation: call list_
 const gns3NoTools = "GNS3 tools are not available on this server: you cannot read or change the lab. Explain, guide and give the commands for the user to run."
 
 func modePrompt(mode string) string {
-	if mode == ModeLabAutomationAssistant {
+	switch mode {
+	case ModeLabAutomationAssistant:
 		return automationPrompt
+	case ModeTroubleshootingInjection:
+		return injectionPrompt
 	}
 	return teachingPrompt
 }
@@ -120,9 +126,9 @@ func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string,
 		ID:           GNS3Copilot,
 		Description:  catalog.GNS3CopilotDescription,
 		SystemPrompt: gns3Prompt,
-		Modes:        Modes(),
+		Modes:        AllModes(),
 		Prepare: func(ctx context.Context, t agent.TurnInfo) (agent.Preparation, error) {
-			mode, err := ParseMode(t.Mode)
+			mode, err := parseTurnMode(t.Mode)
 			if err != nil {
 				return agent.Preparation{}, err
 			}

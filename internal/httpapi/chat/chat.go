@@ -76,10 +76,11 @@ func New(o Options) *Handlers {
 	return &Handlers{o: o}
 }
 
-// Routes returns the stream route.
+// Routes returns the stream and inject routes.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Path: PathStream, Handler: h.stream, Project: true},
+		{Method: http.MethodPost, Path: PathInject, Handler: h.inject, Project: true},
 	}
 }
 
@@ -148,7 +149,6 @@ func (req *Request) validate() (*validated, error) {
 }
 
 func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
-	id, _ := auth.FromContext(r.Context())
 	var body Request
 	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{}); err != nil {
 		httpapi.Fail(w, r, err)
@@ -159,6 +159,13 @@ func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	h.run(w, r, req)
+}
+
+// run starts the turn of a validated request and answers it, streamed or
+// as one JSON object.
+func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
+	id, _ := auth.FromContext(r.Context())
 	if h.o.Runtime == nil {
 		httpapi.Fail(w, r, errors.New("chat runtime is not configured"))
 		return

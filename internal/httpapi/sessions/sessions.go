@@ -271,6 +271,9 @@ func SessionKey(r *http.Request) (store.Key, error) {
 const (
 	ModeTeachingAssistant      = "teaching_assistant"
 	ModeLabAutomationAssistant = "lab_automation_assistant"
+	// ModeTroubleshootingInjection is the mode of the sessions POST
+	// .../chat/inject creates; the listing filters on it too.
+	ModeTroubleshootingInjection = "troubleshooting_injection"
 )
 
 // CopilotModes returns the modes accepted by ParseCopilotMode, in the order
@@ -279,16 +282,20 @@ func CopilotModes() []string {
 	return []string{ModeTeachingAssistant, ModeLabAutomationAssistant}
 }
 
+// ListModes returns the modes the listing filters on: CopilotModes, then
+// troubleshooting_injection (agents.AllModes()).
+func ListModes() []string { return append(CopilotModes(), ModeTroubleshootingInjection) }
+
 // ParseCopilotMode reads the copilot_mode query parameter of the listing:
-// "" (no filter) when it is absent or blank, else one of CopilotModes (case
+// "" (no filter) when it is absent or blank, else one of ListModes (case
 // and surrounding spaces are ignored, as for the copilot_mode of a chat
 // request); anything else is a 422.
 func ParseCopilotMode(r *http.Request) (string, error) {
 	m := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("copilot_mode")))
-	if m == "" || slices.Contains(CopilotModes(), m) {
+	if m == "" || slices.Contains(ListModes(), m) {
 		return m, nil
 	}
-	return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter 'copilot_mode' must be one of: %s", strings.Join(CopilotModes(), ", "))
+	return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter 'copilot_mode' must be one of: %s", strings.Join(ListModes(), ", "))
 }
 
 // ParseLimit reads an integer query parameter in 1..1000.

@@ -137,7 +137,7 @@ func TestListOrderAndPagination(t *testing.T) {
 	}
 }
 
-const modeMessage = "Query parameter 'copilot_mode' must be one of: teaching_assistant, lab_automation_assistant"
+const modeMessage = "Query parameter 'copilot_mode' must be one of: teaching_assistant, lab_automation_assistant, troubleshooting_injection"
 
 // seedModes creates one session of user per entry of modes ("": no
 // copilot_mode in the metadata), the i-th with thread id threadID(offset+i),
