@@ -22,6 +22,8 @@ var iosExecAbbrev = map[string]int{
 	"test":       3, // tes (telnet, terminal, test)
 	"format":     2, // fo (format, fsck)
 	"exit":       2, // ex
+	"quit":       1, // q
+	"event":      2, // ev (event manager run)
 	// read-only commands
 	"show":     2, // sh (send, set, setup, show, slip, ssh, ...)
 	"ping":     2, // pi (ping, pwd, pkcs11)
@@ -74,6 +76,9 @@ var iosConfigAbbrev = map[string]int{
 	"aaa":      2, // aa
 	"boot":     2, // bo
 	"crypto":   2, // cr
+	"alias":    2, // al (alias, alps: "al" is the safer end)
+	"event":    2, // ev (event manager applet)
+	"kron":     2, // kr
 }
 
 // vpcsAbbrev is VPCS: it reads any prefix that only one of its commands

@@ -167,15 +167,29 @@ func (t *DeviceType) ReadOnlyRefusal(command string) string {
 	}
 	if t.PipeModifiers != nil {
 		parts := strings.Split(c, "|")
-		for _, p := range parts[1:] {
-			m := strings.Fields(p)
+		if len(parts) > 1 {
+			// The first "|" must name an allowed modifier; the text after
+			// it is its regular expression, where "|" is alternation
+			// ("include ospf|bgp"). A CLI that chains modifiers would read
+			// a later "|" as one more: none of those that write files may
+			// follow, even abbreviated.
+			m := strings.Fields(parts[1])
 			if len(m) == 0 || !abbreviatesAny(m[0], t.PipeModifiers) {
 				return "only these output modifiers are allowed after |: " + strings.Join(t.PipeModifiers, ", ")
+			}
+			for _, p := range parts[2:] {
+				if m := strings.Fields(p); len(m) > 0 && abbreviatesAny(m[0], writingPipeModifiers) {
+					return "output modifiers that write files (" + strings.Join(writingPipeModifiers, ", ") + ") are not allowed"
+				}
 			}
 		}
 	}
 	return ""
 }
+
+// writingPipeModifiers are the output modifiers of Cisco-like CLIs that
+// write the output to a file.
+var writingPipeModifiers = []string{"append", "redirect", "tee"}
 
 // abbreviatesAny reports whether typed is one of words or a prefix of one.
 func abbreviatesAny(typed string, words []string) bool {

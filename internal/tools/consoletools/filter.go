@@ -7,10 +7,12 @@ import (
 )
 
 // DefaultBlocked returns the default blocked commands: commands that hang
-// a console, flood it, or destroy the device's configuration or session.
+// a console, flood it, or destroy the device's configuration or session,
+// and those that would run a blocked command under another name (an
+// exec alias, a Tcl shell, an EEM applet, a kron policy).
 func DefaultBlocked() []string {
 	return []string{"traceroute", "tracepath", "tracert", "debug", "test", "ping -f", "reload", "erase", "write erase",
-		"format", "exit"}
+		"format", "exit", "quit", "alias", "tclsh", "event manager", "kron"}
 }
 
 // Filter blocks commands as the device's CLI reads them. A blocked
