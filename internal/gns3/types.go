@@ -116,6 +116,9 @@ type Link struct {
 	CaptureFilePath  string         `json:"capture_file_path,omitempty"`
 	CaptureComputeID string         `json:"capture_compute_id,omitempty"`
 	LinkStyle        map[string]any `json:"link_style,omitempty"`
+	// ShowFiltersIcon is whether the web UI marks a link with filters by
+	// an icon; only recent GNS3 v3 builds have it (nil: not reported).
+	ShowFiltersIcon *bool `json:"show_filters_icon,omitempty"`
 }
 
 // LinkEnd is one end of a link: a node's adapter and port.

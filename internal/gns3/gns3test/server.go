@@ -108,6 +108,7 @@ type Server struct {
 	groups       map[string]*Group // by id
 	groupOrder   []string
 	tokens       map[string]string // token -> username
+	captures     *captureState
 }
 
 // transition is a node status that shows from at on.
@@ -144,6 +145,7 @@ func Start(authorize Authorizer) (*Server, func()) {
 		users:     map[string]*User{},
 		groups:    map[string]*Group{},
 		tokens:    map[string]string{},
+		captures:  newCaptureState(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v3/projects", s.listProjects)
@@ -162,6 +164,7 @@ func Start(authorize Authorizer) (*Server, func()) {
 	mux.HandleFunc("POST /v3/projects/{project_id}/nodes/{item_id}/{action}", s.nodeAction)
 	mux.HandleFunc("POST /v3/projects/{project_id}/links", s.createLink)
 	mux.HandleFunc("DELETE /v3/projects/{project_id}/links/{item_id}", s.deleteLink)
+	s.registerLinkRoutes(mux)
 	mux.HandleFunc("GET /v3/access/users/me", s.getMe)
 	mux.HandleFunc("GET /v3/access/users/{user_id}/groups", s.getUserGroups)
 	mux.HandleFunc("/", notFoundRoute)
@@ -291,6 +294,9 @@ func Privilege(r *http.Request) string {
 		}
 		return "Node.Modify"
 	case "links":
+		if len(parts) >= 7 && parts[5] == "capture" {
+			return "Link.Capture"
+		}
 		switch m {
 		case http.MethodGet:
 			return "Link.Audit"
