@@ -31,13 +31,37 @@ func deviceType(n *gns3.Node) (console.DeviceType, error) {
 		return console.DeviceType{}, fmt.Errorf("%s has the tag %s, an unsupported device type; supported types: %s",
 			n.Name, strings.TrimSpace(tag), supported)
 	}
-	if n.NodeType == "vpcs" {
-		t, _ := console.Lookup(console.TypeVPCS)
+	if name := typeFromNode(n); name != "" {
+		t, _ := console.Lookup(name)
 		return t, nil
 	}
 	return console.DeviceType{}, fmt.Errorf("%s has no device type: tag the node in GNS3 with device_type:<type>, "+
-		"one of the supported types: %s (VPCS nodes need no tag)", n.Name, supported)
+		"one of the supported types: %s (VPCS, Dynamips and IOU nodes and IOSv images need no tag)", n.Name, supported)
 }
+
+// typeFromNode is the device type a node without a device_type tag is
+// known to be, from what GNS3 reports of it: its node_type (vpcs; dynamips
+// and iou run Cisco IOS) or, for a Qemu node, its disk image (an IOSv or
+// IOSvL2 image); "" when nothing tells.
+func typeFromNode(n *gns3.Node) string {
+	switch strings.ToLower(n.NodeType) {
+	case "vpcs":
+		return console.TypeVPCS
+	case "dynamips", "iou":
+		return console.TypeCiscoIOSTelnet
+	case "qemu":
+		image, _ := n.Properties["hda_disk_image"].(string)
+		if iosvImageRE.MatchString(strings.ToLower(image)) {
+			return console.TypeCiscoIOSTelnet
+		}
+	}
+	return ""
+}
+
+// iosvImageRE matches the disk image names of Cisco IOSv and IOSvL2
+// ("vios-adventerprisek9-m.spa.159-3.m6.qcow2", "vios_l2-adventerprisek9-m…",
+// "iosv-…").
+var iosvImageRE = regexp.MustCompile(`^(vios|vios_l2|viosl2|iosv|iosvl2)[-_.]`)
 
 // consoleAddr is the node's telnet console address, on a host the
 // console tools may reach (allowedHost).

@@ -33,30 +33,53 @@ type plan struct {
 
 func (p *plan) empty() bool { return len(p.exec) == 0 && len(p.steps) == 0 }
 
-// execute runs a console tool of kind k on the devices devs.
+// execute runs a console tool of kind k on the devices devs. Items naming
+// the same device are merged, in order, into the first one: the device
+// gets one session with all their commands and one result.
 func (c *call) execute(ctx context.Context, k kind, devs []device) toolkit.Report[deviceResult] {
-	items := make([]deviceResult, len(devs))
-	for i, d := range devs {
-		items[i].DeviceName = d.name()
-	}
 	nodes, err := c.client.GetNodes(ctx, c.Token, c.ProjectID)
 	if err != nil {
+		items := make([]deviceResult, len(devs))
+		for i, d := range devs {
+			items[i].DeviceName = d.name()
+		}
 		return toolkit.FailAll(items, "cannot read the project's nodes: "+gns3.Describe(err))
 	}
-	plans := make([]*plan, len(devs))
-	seen := map[string]int{}
-	for i, d := range devs {
+	type entry struct {
+		name  string
+		node  *gns3.Node
+		lines []string
+		err   error
+	}
+	var entries []*entry
+	seen := map[string]*entry{}
+	for _, d := range devs {
+		if strings.TrimSpace(d.name()) == "" {
+			entries = append(entries, &entry{err: errors.New("the item has no device_name; name the device (its GNS3 name or node_id)")})
+			continue
+		}
 		n, err := toolkit.Nodes(nodes).ResolveAs(toolkit.DeviceKind, d.name())
 		if err != nil {
-			items[i].Fail(err.Error())
+			entries = append(entries, &entry{name: d.name(), err: err})
 			continue
 		}
-		if j, dup := seen[n.NodeID]; dup {
-			items[i].Fail(fmt.Sprintf("%s is listed twice (items %d and %d); give all its commands in one item", n.Name, j+1, i+1))
+		if first, dup := seen[n.NodeID]; dup {
+			first.lines = append(first.lines, d.lines()...)
 			continue
 		}
-		seen[n.NodeID] = i
-		p, err := c.plan(ctx, k, n, d.lines())
+		e := &entry{name: d.name(), node: n, lines: append([]string(nil), d.lines()...)}
+		seen[n.NodeID] = e
+		entries = append(entries, e)
+	}
+	items := make([]deviceResult, len(entries))
+	plans := make([]*plan, len(entries))
+	for i, e := range entries {
+		items[i].DeviceName = e.name
+		if e.err != nil {
+			items[i].Fail(e.err.Error())
+			continue
+		}
+		p, err := c.plan(ctx, k, e.node, e.lines)
 		if err != nil {
 			items[i].Fail(err.Error())
 			continue

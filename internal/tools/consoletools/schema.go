@@ -55,7 +55,9 @@ func deviceSchema(prop, desc, lineDesc string) func(*jsonschema.Schema) {
 	return func(s *jsonschema.Schema) {
 		devices := toolkit.Array(s, "device_configs", 1, maxDevices)
 		devices.Description = fmt.Sprintf("The devices and their commands (1 to %d devices, run in parallel; one item per device).", maxDevices)
-		toolkit.Length(devices.Items.Properties["device_name"], 1, maxDeviceName)
+		// No minimum length: an item without a device name fails alone
+		// (its result says so) instead of refusing the whole call.
+		toolkit.Length(devices.Items.Properties["device_name"], 0, maxDeviceName)
 		lines := toolkit.Array(devices.Items, prop, 1, maxCommands)
 		lines.Description, lines.Items.Description = desc, lineDesc
 		toolkit.Length(lines.Items, 1, maxCommandLength)

@@ -73,7 +73,7 @@ func TestSchemas(t *testing.T) {
 			if item["additionalProperties"] != false || len(item["required"].([]any)) != 2 {
 				t.Errorf("%s: item %v", tl.Name, item)
 			}
-			if n := ip["device_name"].(map[string]any); n["type"] != "string" || n["minLength"] != 1.0 {
+			if n := ip["device_name"].(map[string]any); n["type"] != "string" || n["minLength"] != 0.0 {
 				t.Errorf("%s: device_name %v", tl.Name, n)
 			}
 			c := ip[prop].(map[string]any)
@@ -108,7 +108,6 @@ func TestInvalidArguments(t *testing.T) {
 		{ToolDeviceCommands, `{"device_configs":[]}`, `device_configs: minItems`},
 		{ToolDeviceCommands, many, `device_configs: maxItems`},
 		{ToolDeviceCommands, `{"device_configs":[{"device_name":"R1"}]}`, `device_configs[]: required`},
-		{ToolDeviceCommands, `{"device_configs":[{"device_name":"","commands":["show clock"]}]}`, `device_configs[].device_name: minLength`},
 		{ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":[]}]}`, `device_configs[].commands: minItems`},
 		{ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":[""]}]}`, `device_configs[].commands[]: minLength`},
 		{ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":["a"],"config_commands":["b"]}]}`, `config_commands`},

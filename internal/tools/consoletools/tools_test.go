@@ -12,6 +12,7 @@ import (
 
 	"agentchat/internal/console"
 	"agentchat/internal/console/consoletest"
+	"agentchat/internal/gns3"
 	"agentchat/internal/gns3/gns3test"
 	"agentchat/internal/tools/toolkit"
 	"agentchat/internal/tools/toolkit/toolkittest"
@@ -169,7 +170,11 @@ func TestBanner(t *testing.T) {
 
 func TestDeviceTypes(t *testing.T) {
 	e := newEnv(t)
-	e.addRouter("R1", consoletest.IOSOptions{}, "lab", "owner:alice")
+	// A Qemu node whose image tells nothing needs a tag.
+	r1 := consoletest.NewIOS(t, consoletest.IOSOptions{Hostname: "R1"})
+	n1 := gns3test.QemuRouterNode(e.pid, "R1", 0, 0)
+	n1["properties"].(map[string]any)["hda_disk_image"] = "debian-12.qcow2"
+	e.addNode(n1, r1.Port(), []string{"lab", "owner:alice"})
 	e.addRouter("R2", consoletest.IOSOptions{}, "Device_Type:juniper_junos")
 	e.addRouter("R3", consoletest.IOSOptions{}, " device_type: CISCO_IOS_TELNET ")
 	pc := e.addPC("PC1")
@@ -328,13 +333,25 @@ func TestDuplicateAndConsoleType(t *testing.T) {
 		{"device_name":"R1","commands":["show clock"]},
 		{"device_name":"`+e.nodeID("R1")+`","commands":["show version"]},
 		{"device_name":"R2","commands":["show clock"]}]}`)
-	a.result(t, 0, toolkit.StatusSuccess)
-	if r := a.result(t, 1, toolkit.StatusFailed); !strings.Contains(r.Error, "listed twice") {
-		t.Errorf("duplicate %+v", r)
+	// R1, named twice (by name and by id), is one device: one session, its
+	// commands in order, one result.
+	if a.Total != 2 {
+		t.Fatalf("answer %+v, want the two items of R1 merged", a)
 	}
-	if r := a.result(t, 2, toolkit.StatusFailed); !strings.Contains(r.Error, "console is vnc, not telnet") {
+	r := a.result(t, 0, toolkit.StatusSuccess)
+	if i, j := strings.Index(r.Output, "show clock"), strings.Index(r.Output, "show version"); i < 0 || j < i {
+		t.Errorf("merged R1 output %q, want show clock then show version", r.Output)
+	}
+	if r := a.result(t, 1, toolkit.StatusFailed); !strings.Contains(r.Error, "console is vnc, not telnet") {
 		t.Errorf("vnc %+v", r)
 	}
+
+	// An item without a device name fails alone.
+	a = e.Call(ToolDeviceCommands, `{"device_configs":[{"device_name":"","commands":["show clock"]},{"device_name":"R1","commands":["show clock"]}]}`)
+	if r := a.result(t, 0, toolkit.StatusFailed); r.Error == "" {
+		t.Errorf("nameless item %+v", r)
+	}
+	a.result(t, 1, toolkit.StatusSuccess)
 }
 
 func TestConsoleHostFallback(t *testing.T) {
@@ -692,5 +709,41 @@ func TestConfiguredBlockList(t *testing.T) {
 	}
 	if !strings.Contains(toolkittest.FindTool(t, e.ts.Project("p"), ToolDeviceCommands).Description, "never sent and are reported in blocked_commands: show version.") {
 		t.Error("the description does not list the configured prefixes")
+	}
+}
+
+// TestDeviceTypeFromNode: without a device_type tag, the driver comes from
+// what GNS3 reports of the node: VPCS, Dynamips and IOU nodes, and Qemu
+// nodes running an IOSv image; a tag still wins.
+func TestDeviceTypeFromNode(t *testing.T) {
+	qemu := func(image string) map[string]any { return map[string]any{"hda_disk_image": image} }
+	cases := []struct {
+		nodeType   string
+		properties map[string]any
+		tags       []string
+		want       string
+	}{
+		{"vpcs", nil, nil, console.TypeVPCS},
+		{"dynamips", map[string]any{"platform": "c7200"}, nil, console.TypeCiscoIOSTelnet},
+		{"iou", map[string]any{"path": "i86bi-linux-l3-adventerprisek9-15.5.2T.bin"}, nil, console.TypeCiscoIOSTelnet},
+		{"qemu", qemu("vios-adventerprisek9-m.spa.159-3.m6.qcow2"), nil, console.TypeCiscoIOSTelnet},
+		{"qemu", qemu("vios_l2-adventerprisek9-m.ssa.high_iron_20200929.qcow2"), nil, console.TypeCiscoIOSTelnet},
+		{"qemu", qemu("debian-12.qcow2"), nil, ""},
+		{"qemu", qemu("myvios.qcow2"), nil, ""},
+		{"docker", nil, nil, ""},
+		{"dynamips", nil, []string{"device_type:vpcs"}, console.TypeVPCS},
+	}
+	for _, tc := range cases {
+		n := &gns3.Node{Name: "N", NodeType: tc.nodeType, Properties: tc.properties, Tags: tc.tags}
+		got, err := deviceType(n)
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "has no device type") {
+				t.Errorf("%s %v: type %q, err %v; want no device type", tc.nodeType, tc.properties, got.Name, err)
+			}
+			continue
+		}
+		if err != nil || got.Name != tc.want {
+			t.Errorf("%s %v %v: type %q, err %v; want %s", tc.nodeType, tc.properties, tc.tags, got.Name, err, tc.want)
+		}
 	}
 }
