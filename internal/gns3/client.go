@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,6 +38,11 @@ var (
 	// ErrInvalidID: an id is not a canonical UUID (GNS3 v3 ids are UUIDs);
 	// no request is sent.
 	ErrInvalidID = errors.New("gns3: invalid id")
+	// ErrRedirect: the controller redirected a request to another origin
+	// (another scheme, host or port: HTTPS to HTTP among them), which is
+	// not followed, so that the caller's token goes nowhere else. Matched
+	// together with ErrUnavailable.
+	ErrRedirect = errors.New("gns3: redirect to another origin not followed")
 )
 
 // DefaultTimeout bounds a request when New is given no http.Client, and is
@@ -104,7 +110,9 @@ func WithCallTimeout(d time.Duration) Option {
 
 // New returns a client of the controller at baseURL (http or https, for
 // example "http://127.0.0.1:3080"). httpClient nil means a client with
-// DefaultTimeout.
+// DefaultTimeout. Whatever httpClient's CheckRedirect, the client follows
+// a redirect only within the controller's origin (same scheme, host and
+// port; see ErrRedirect).
 func New(baseURL string, httpClient *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -113,7 +121,10 @@ func New(baseURL string, httpClient *http.Client, opts ...Option) (*Client, erro
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: DefaultTimeout}
 	}
-	c := &Client{base: strings.TrimRight(u.String(), "/"), hc: httpClient, callTimeout: DefaultTimeout}
+	// A copy shares the transport (its pool) and gets the redirect policy.
+	hc := *httpClient
+	hc.CheckRedirect = sameOriginRedirects(origin(u), httpClient.CheckRedirect)
+	c := &Client{base: strings.TrimRight(u.String(), "/"), hc: &hc, callTimeout: DefaultTimeout}
 	for _, o := range opts {
 		o(c)
 	}
@@ -203,6 +214,46 @@ func (c *Client) Do(ctx context.Context, token, method, path string, in, out any
 		return fmt.Errorf("gns3 %s %s: %w", method, path, &unavailableError{reason: "invalid JSON answer", cause: err})
 	}
 	return nil
+}
+
+// maxRedirects is how many same-origin redirects a request follows, as
+// http.Client's default policy.
+const maxRedirects = 10
+
+// sameOriginRedirects is the redirect policy of a client of the controller
+// at origin o: a redirect elsewhere (another scheme, host or port) is
+// refused before any request goes there, so that the bearer token never
+// leaves the controller nor goes over plain HTTP once it went over HTTPS;
+// a redirect within the origin is followed as next would (nil: at most
+// maxRedirects).
+func sameOriginRedirects(o string, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if origin(req.URL) != o {
+			return ErrRedirect
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+}
+
+// origin is scheme://host:port of u, lower case, the port explicit.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // transportReason drops the URL from a *url.Error (it is already in our
