@@ -2,7 +2,6 @@ package localserver
 
 import (
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -84,14 +83,21 @@ func (v *guardVictim) count(t *testing.T) int {
 }
 
 // hugeModel streams an answer of 150 MB, generated as it is written, and
-// counts the bytes it could write.
-func hugeModel(t *testing.T) (*httptest.Server, *int64) {
+// counts the bytes it could write and the max_tokens it was asked for.
+func hugeModel(t *testing.T) (*httptest.Server, *int64, *int) {
 	t.Helper()
 	var mu sync.Mutex
 	var written int64
+	var maxTokens int
 	chunk := []byte(`data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("y", 32<<10) + `"}}]}` + "\n\n")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+		var req struct {
+			MaxTokens int `json:"max_tokens"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		maxTokens = req.MaxTokens
+		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		var n int64
 		for n < 150<<20 {
@@ -106,12 +112,12 @@ func hugeModel(t *testing.T) (*httptest.Server, *int64) {
 		mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	return srv, &written
+	return srv, &written, &maxTokens
 }
 
 func TestUserLLMGuardAndAnswerCapEndToEnd(t *testing.T) {
 	victim := listenGuardVictim(t)
-	model, written := hugeModel(t)
+	model, written, maxTokens := hugeModel(t)
 	vars := map[string]string{
 		"ADDR": "127.0.0.1:0", "DATA_DIR": t.TempDir(), "JWT_SECRET": cfgSecret, "ENCRYPTION_KEY": newKeyB64(t),
 		// The scripted model's address; the victim's is not in it.
@@ -125,7 +131,7 @@ func TestUserLLMGuardAndAnswerCapEndToEnd(t *testing.T) {
 		t.Helper()
 		st, out := alice.do(http.MethodPost, "/v3/access/users/me/llm-model-configs", map[string]any{
 			"name": "model " + uuid.NewString()[:8], "model_type": "text", "is_default": true,
-			"config": map[string]any{"provider": "openai", "base_url": baseURL, "model": "m", "context_limit": 128, "api_key": "sk-alice-0123456789"},
+			"config": map[string]any{"provider": "openai", "base_url": baseURL, "model": "m", "context_limit": 128, "max_tokens": 777, "api_key": "sk-alice-0123456789"},
 		})
 		if st != http.StatusCreated {
 			t.Fatalf("create %s: %d %v", baseURL, st, out)
@@ -181,6 +187,9 @@ func TestUserLLMGuardAndAnswerCapEndToEnd(t *testing.T) {
 	model.Close() // waits for the handler
 	if *written > 50<<20 {
 		t.Fatalf("the model could write %d MiB", *written>>20)
+	}
+	if *maxTokens != 777 {
+		t.Fatalf("the model was asked for max_tokens %d, want the configuration's 777", *maxTokens)
 	}
 	st, hist := sendJSON(t, url, tok, http.MethodGet, "/v3/projects/"+project+"/chat/sessions/"+sid+"/history", nil)
 	var h struct {
