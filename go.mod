@@ -22,7 +22,10 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/google/gopacket v1.1.19 // indirect
+require (
+	github.com/google/gopacket v1.1.19
+	golang.org/x/net v0.60.0 // indirect
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect

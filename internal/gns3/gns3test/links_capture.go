@@ -16,11 +16,6 @@ var filterNodeTypes = map[string]bool{
 	"cloud": true, "nat": true, "virtualbox": true, "docker": true,
 }
 
-// builtinNodeTypes are the node types GNS3 prefers to capture on.
-var builtinNodeTypes = map[string]bool{
-	"cloud": true, "nat": true, "ethernet_switch": true, "ethernet_hub": true, "frame_relay_switch": true, "atm_switch": true,
-}
-
 // AvailableFilters is GNS3 v3's answer to GET .../links/{l}/available_filters
 // for a link with a node that applies filters (FILTERS of
 // gns3server/controller/link.py).
