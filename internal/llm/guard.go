@@ -1,12 +1,14 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -292,6 +294,12 @@ func (g *Guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 		if err != nil {
 			return nil, err
 		}
+		// The addresses are tried one after the other, IPv4 first: a
+		// broken IPv6 route costs a dial timeout, where Go's own dialer
+		// would race the families.
+		slices.SortStableFunc(addrs, func(a, b netip.Addr) int {
+			return cmp.Compare(btoi(!a.Unmap().Is4()), btoi(!b.Unmap().Is4()))
+		})
 		name := "" // the host name, for the error; empty for an address
 		if _, ok := parseAddr(host); !ok {
 			name = host
@@ -318,6 +326,13 @@ func (g *Guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 		}
 		return nil, first
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func cmpErr(first, err error) error {
