@@ -32,3 +32,22 @@ func TestNewHTTPClientSettings(t *testing.T) {
 		t.Error("two clients share one transport")
 	}
 }
+
+// TestGuardedHTTPClientSettings: the users' pool has the same settings but
+// no proxy (a proxy would connect out of the guard's reach); neither pool
+// follows redirects.
+func TestGuardedHTTPClientSettings(t *testing.T) {
+	trusted, guarded := llm.NewHTTPClient(), llm.NewGuardedHTTPClient(llm.Guard{})
+	tt, gt := trusted.Transport.(*http.Transport), guarded.Transport.(*http.Transport)
+	if gt.Proxy != nil || tt.Proxy == nil {
+		t.Error("the guarded transport uses a proxy, or the trusted one none")
+	}
+	if gt == tt || gt.MaxIdleConnsPerHost != tt.MaxIdleConnsPerHost || gt.DialContext == nil {
+		t.Error("the guarded transport is not a pool of its own with the same settings")
+	}
+	for _, hc := range []*http.Client{trusted, guarded} {
+		if hc.CheckRedirect == nil || hc.CheckRedirect(nil, nil) != http.ErrUseLastResponse {
+			t.Error("a client follows redirects")
+		}
+	}
+}
