@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -18,7 +19,7 @@ import (
 // projectTools are the tools of a project chat, in order.
 var projectTools = []string{
 	ToolTopologyReader, ToolGetTemplates, ToolCreateNode, ToolCreateLink, ToolStartNode, ToolStopNode,
-	ToolSuspendNode, ToolUpdateNodeName, ToolDeleteNode, ToolDeleteLink,
+	ToolSuspendNode, ToolUpdateNodeName, ToolDeleteNode, ToolDeleteLink, ToolLinkConditions, ToolAnalyzeTraffic,
 }
 
 // checkShape checks that s is a well-formed schema of the kind the model
@@ -89,7 +90,7 @@ func TestSchemas(t *testing.T) {
 	}
 	sideEffects := map[string]bool{
 		ToolCreateNode: true, ToolCreateLink: true, ToolStartNode: true, ToolStopNode: true, ToolSuspendNode: true,
-		ToolUpdateNodeName: true, ToolDeleteNode: true, ToolDeleteLink: true,
+		ToolUpdateNodeName: true, ToolDeleteNode: true, ToolDeleteLink: true, ToolLinkConditions: true,
 	}
 	waits := map[string]bool{ToolStartNode: true, ToolStopNode: true, ToolSuspendNode: true}
 	for _, variant := range []struct {
@@ -104,7 +105,11 @@ func TestSchemas(t *testing.T) {
 			if tool.SideEffects != sideEffects[tool.Name] {
 				t.Errorf("%s: SideEffects %v", where, tool.SideEffects)
 			}
-			if waits[tool.Name] != (tool.Timeout >= 4*60e9) || (!waits[tool.Name] && tool.Timeout != 0) {
+			if tool.Name == ToolAnalyzeTraffic {
+				if tool.Timeout < maxCaptureSeconds*time.Second+stopCaptureTimeout {
+					t.Errorf("%s: Timeout %v shorter than the longest capture", where, tool.Timeout)
+				}
+			} else if waits[tool.Name] != (tool.Timeout >= 4*60e9) || (!waits[tool.Name] && tool.Timeout != 0) {
 				t.Errorf("%s: Timeout %v", where, tool.Timeout)
 			}
 			var s map[string]any

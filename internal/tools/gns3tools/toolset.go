@@ -107,6 +107,8 @@ func New(o Options) *Toolset {
 		renameNodeSpec(),
 		deleteNodeSpec(),
 		deleteLinkSpec(),
+		linkConditionsSpec(),
+		analyzeTrafficSpec(),
 		listProjectsSpec(),
 	}
 	s.tools = &toolkit.Set[*call]{Defs: specs, Configured: s.client != nil, Begin: s.newCall, Logger: s.log, Failures: "gns3 tool had failures"}
