@@ -26,6 +26,8 @@ var everyCall = map[string]string{
 	ToolUpdateNodeName: `{"nodes":[{"node":"PC2","new_name":"PC7"}]}`,
 	ToolDeleteNode:     `{"nodes":["PC2","R1"]}`,
 	ToolDeleteLink:     `{"links":["` + uuid.NewString() + `"]}`,
+	ToolLinkConditions: `{"action":"set","link":"PC1:e0","conditions":{"packet_loss":5}}`,
+	ToolAnalyzeTraffic: `{"link":"PC1:e0","seconds":1}`,
 }
 
 // failEvery runs every project tool and checks that each answers all its
