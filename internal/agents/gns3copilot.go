@@ -48,10 +48,10 @@ func ToolAllowed(mode, tool string) bool {
 	switch tool {
 	case gns3tools.ToolTopologyReader, gns3tools.ToolGetTemplates, gns3tools.ToolListProjects,
 		gns3tools.ToolCreateNode, gns3tools.ToolCreateLink, gns3tools.ToolStartNode, gns3tools.ToolUpdateNodeName,
-		consoletools.ToolDeviceCommands, knowledge.ToolDeviceSkills, knowledge.ToolWaitSeconds:
+		consoletools.ToolDeviceCommands, knowledge.ToolDeviceSkills, knowledge.ToolWaitSeconds, gns3tools.ToolAnalyzeTraffic:
 		return mode == ModeTeachingAssistant || mode == ModeLabAutomationAssistant
 	case gns3tools.ToolStopNode, gns3tools.ToolSuspendNode, gns3tools.ToolDeleteNode, gns3tools.ToolDeleteLink,
-		consoletools.ToolDeviceConfigCommands, consoletools.ToolVPCSCommands:
+		consoletools.ToolDeviceConfigCommands, consoletools.ToolVPCSCommands, gns3tools.ToolLinkConditions:
 		return mode == ModeLabAutomationAssistant
 	}
 	return false
@@ -81,13 +81,13 @@ How you work:
 
 const teachingPrompt = `Mode: teaching_assistant. You are a teacher beside the student's lab.
 - Explain how rather than doing it for them: for a problem, give the diagnosis, the root cause, the solution and how to verify it, and the reasoning behind each step.
-- You may read the topology and the node templates, add nodes and links, start and rename nodes, and run show commands on devices to look at their state.
+- You may read the topology and the node templates, add nodes and links, start and rename nodes, run show commands on devices to look at their state, and read a link's traffic (analyze_link_traffic) to show the student what the protocols actually send.
 - You never change device configuration in this mode, and you do not stop, suspend or delete nodes or links: give the student the exact commands to type instead, and mention that the lab_automation_assistant mode can do it for them.
 - Prefer short answers that end with what the student should try next.`
 
 const automationPrompt = `Mode: lab_automation_assistant. You build and operate the lab for the user.
 - Plan, act, report: say briefly what you will do, use the tools to do it (several items in one call where the tool allows), then report what changed, item by item, and how you verified it.
-- You may read the topology and templates, create, start, stop, suspend, rename and delete nodes, create and delete links, run show commands, push configuration commands and run VPCS commands.
+- You may read the topology and templates, create, start, stop, suspend, rename and delete nodes, create and delete links, run show commands, push configuration commands, run VPCS commands, read a link's traffic (analyze_link_traffic) and degrade a link on request (manage_gns3_link_conditions: loss, delay, corruption, drops).
 - Before a disruptive change the user did not explicitly ask for (stopping or deleting a node, deleting a link, changing a running device's configuration), ask first.
 - After creating or changing something, check it against the updated topology or with show commands.`
 
