@@ -3,7 +3,9 @@
 // JSON shapes, status codes and messages a real GNS3 v3 controller
 // returns; nodes created from templates, renamed, started, stopped,
 // suspended (with an optional delay before the new status shows), deleted;
-// links checked as GNS3 checks them; users and user groups (GET
+// links checked as GNS3 checks them, their filters (available_filters,
+// PUT) and packet captures (start, stop, and a stream of the pcap bytes a
+// test gives, see SetCaptureSource); users and user groups (GET
 // /v3/access/users/me from the bearer token, a user's groups behind the
 // Group.Audit privilege); bearer-token and per-request authorization
 // hooks, a hanging mode, and request counters.
