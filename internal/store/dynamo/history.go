@@ -31,26 +31,9 @@ func (s *Store) ListHistory(ctx context.Context, k store.Key, p store.HistoryPag
 	if col.next == 0 {
 		return []store.Message{}, false, nil
 	}
-	pk, hi := sessionPK(k.ProjectID, k.ThreadID), msgSK(col.next)+"#~"
-	var start item
-	for {
-		page, err := s.queryMessages(ctx, pk, msgPrefix, hi, limit+2, start)
-		if err != nil {
-			return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, err)
-		}
-		for _, it := range page.Items {
-			col.add(it)
-		}
-		start = page.LastEvaluatedKey
-		if col.done() || start == nil {
-			break
-		}
-	}
-	if col.broken == nil && !col.done() {
-		col.broken = fmt.Errorf("message %d missing", col.next)
-	}
-	if col.broken != nil {
-		return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, col.broken)
+	pk := sessionPK(k.ProjectID, k.ThreadID)
+	if err := s.collectRange(ctx, col, pk, msgPrefix, msgSK(col.next)+"#~", limit+2); err != nil {
+		return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, err)
 	}
 	return col.result(), col.next != 0, nil
 }

@@ -1059,11 +1059,22 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 			lo = b
 		}
 	}
+	if err := s.collectRange(ctx, col, pk, msgSK(lo), msgSK(mr.c.seq)+"#~", 0); err != nil {
+		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, err)
+	}
+	return col.result(), nil
+}
+
+// collectRange feeds col the session's message items with a sort key
+// between lo and hi, newest first, in queries of pageLimit items (0: as
+// many as a page holds), until col is done or the range ends. Every item
+// of a committed range is written, so one missing is an error.
+func (s *Store) collectRange(ctx context.Context, col *collector, pk, lo, hi string, pageLimit int) error {
 	var start item
 	for {
-		page, err := s.queryMessages(ctx, pk, msgSK(lo), msgSK(mr.c.seq)+"#~", 0, start)
+		page, err := s.queryMessages(ctx, pk, lo, hi, pageLimit, start)
 		if err != nil {
-			return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, err)
+			return err
 		}
 		for _, it := range page.Items {
 			col.add(it)
@@ -1076,10 +1087,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	if col.broken == nil && !col.done() {
 		col.broken = fmt.Errorf("message %d missing", col.next)
 	}
-	if col.broken != nil {
-		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, col.broken)
-	}
-	return col.result(), nil
+	return col.broken
 }
 
 // queryMessages reads one page of the session's message items with a sort
