@@ -2,12 +2,10 @@ package sessions
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"agentchat/internal/auth"
@@ -36,21 +34,9 @@ type RemovalPolicy struct {
 
 // AuthorizeRemoval implements RemovalAuthorizer.
 func (p RemovalPolicy) AuthorizeRemoval(r *http.Request, projectID string) error {
-	header := r.Header.Get("Authorization")
-	if p.AdminToken != "" {
-		if tok, ok := strings.CutPrefix(header, "Bearer "); ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(p.AdminToken)) == 1 {
-			return nil
-		}
-	}
-	if p.Auth == nil {
-		return httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
-	}
-	id, err := p.Auth.Authenticate(r.Context(), header)
-	if err != nil {
-		if errors.Is(err, auth.ErrNoCredentials) {
-			return httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
-		}
-		return httpapi.Errorf(http.StatusUnauthorized, "Could not validate credentials")
+	admin, id, err := httpapi.AdminOrCaller(r, p.AdminToken, p.Auth)
+	if err != nil || admin {
+		return err
 	}
 	if id.Via == auth.ViaLocal {
 		return nil

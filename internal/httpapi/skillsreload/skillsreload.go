@@ -14,10 +14,8 @@ package skillsreload
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strings"
 
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
@@ -114,22 +112,9 @@ func (h *Handler) reload(w http.ResponseWriter, r *http.Request) {
 
 // admin lets an administrator through and refuses anyone else.
 func (h *Handler) admin(r *http.Request) error {
-	header := r.Header.Get("Authorization")
-	if h.o.AdminToken != "" {
-		scheme, tok, ok := strings.Cut(strings.TrimSpace(header), " ")
-		if ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.o.AdminToken)) == 1 {
-			return nil
-		}
-	}
-	if h.o.Auth == nil {
-		return httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
-	}
-	id, err := h.o.Auth.Authenticate(r.Context(), header)
-	if err != nil {
-		if errors.Is(err, auth.ErrNoCredentials) {
-			return httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
-		}
-		return httpapi.Errorf(http.StatusUnauthorized, "Could not validate credentials")
+	admin, id, err := httpapi.AdminOrCaller(r, h.o.AdminToken, h.o.Auth)
+	if err != nil || admin {
+		return err
 	}
 	if id.Via == auth.ViaLocal {
 		return nil
