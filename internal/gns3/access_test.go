@@ -85,3 +85,59 @@ func TestMeUnavailable(t *testing.T) {
 	}
 	noSecret(t, err)
 }
+
+// TestPrivilegeProbes: Group and User need the Audit privilege on the
+// resource, CanModifyGroup and CanModifyUser tell Modify apart without
+// changing anything, each as GNS3 decides on the path (ACEs on the
+// resource or a parent, superadmins).
+func TestPrivilegeProbes(t *testing.T) {
+	srv := gns3test.NewServer(t, nil)
+	staff := srv.AddGroup("staff", "alice")
+	labs := srv.AddGroup("labs")
+	bob := srv.AddUser(gns3test.User{Username: "bob"})
+	srv.AddUser(gns3test.User{Username: "alice", ACL: map[string][]string{
+		"/access/groups/" + staff: {"Group.Audit", "Group.Modify"},
+		"/access/users/" + bob.UserID: {"User.Audit"},
+	}})
+	srv.AddUser(gns3test.User{Username: "manager", ACL: map[string][]string{"/access": {"Group.Modify", "User.Modify"}}})
+	srv.AddUser(gns3test.User{Username: "root", Superadmin: true})
+	for _, u := range []string{"alice", "manager", "root", "bob"} {
+		srv.BindToken(u+"-token", u)
+	}
+	c := newClient(t, srv.URL)
+	ctx := context.Background()
+	missing := "00000000-0000-4000-8000-000000000000"
+
+	tests := []struct {
+		name  string
+		check func() (bool, error)
+		want  bool
+		err   error
+	}{
+		{"alice audits staff", func() (bool, error) { _, err := c.Group(ctx, "alice-token", staff); return err == nil, err }, true, nil},
+		{"alice audits labs", func() (bool, error) { _, err := c.Group(ctx, "alice-token", labs); return err == nil, err }, false, gns3.ErrForbidden},
+		{"alice modifies staff", func() (bool, error) { return c.CanModifyGroup(ctx, "alice-token", staff) }, true, nil},
+		{"alice modifies labs", func() (bool, error) { return c.CanModifyGroup(ctx, "alice-token", labs) }, false, nil},
+		{"alice audits bob", func() (bool, error) { u, err := c.User(ctx, "alice-token", bob.UserID); return err == nil && u.Username == "bob", err }, true, nil},
+		{"alice modifies bob", func() (bool, error) { return c.CanModifyUser(ctx, "alice-token", bob.UserID) }, false, nil},
+		{"manager modifies labs (ACE on /access)", func() (bool, error) { return c.CanModifyGroup(ctx, "manager-token", labs) }, true, nil},
+		{"manager modifies bob", func() (bool, error) { return c.CanModifyUser(ctx, "manager-token", bob.UserID) }, true, nil},
+		{"manager audits labs", func() (bool, error) { _, err := c.Group(ctx, "manager-token", labs); return err == nil, err }, false, gns3.ErrForbidden},
+		{"root modifies labs", func() (bool, error) { return c.CanModifyGroup(ctx, "root-token", labs) }, true, nil},
+		{"root audits a missing group", func() (bool, error) { _, err := c.Group(ctx, "root-token", missing); return err == nil, err }, false, gns3.ErrNotFound},
+		{"bob modifies staff", func() (bool, error) { return c.CanModifyGroup(ctx, "bob-token", staff) }, false, nil},
+		{"unknown token", func() (bool, error) { return c.CanModifyGroup(ctx, "nobody-token", staff) }, false, gns3.ErrUnauthorized},
+		{"invalid id", func() (bool, error) { return c.CanModifyGroup(ctx, "root-token", "staff") }, false, gns3.ErrInvalidID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.check()
+			if got != tc.want || (tc.err == nil) != (err == nil) || (tc.err != nil && !errors.Is(err, tc.err)) {
+				t.Fatalf("= %v, %v; want %v, %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+	if n := srv.Hits("PUT /v3/access/groups/staff"); n != 0 {
+		t.Fatalf("an invalid id was sent %d times", n)
+	}
+}

@@ -23,9 +23,13 @@ type User struct {
 	Superadmin bool
 	// Inactive users are refused (401), as GNS3 refuses them.
 	Inactive bool
-	// Privileges are the privileges the user holds on every path, for
-	// example "Group.Audit" (needed to list a user's groups).
+	// Privileges are the privileges the user holds on every path (an ACE
+	// on "/"), for example "Group.Audit" (needed to list a user's groups).
 	Privileges []string
+	// ACL are the privileges the user holds on a path and below it (GNS3
+	// ACEs with propagate, the paths without the /v3 prefix), for example
+	// {"/access/groups/<id>": {"Group.Modify"}}. See HasPrivilege.
+	ACL map[string][]string
 }
 
 // Group is a user group of the fake controller.
@@ -48,6 +52,11 @@ func (s *Server) AddUser(u User) User {
 		u.UserID = uuid.NewString()
 	}
 	u.Privileges = slices.Clone(u.Privileges)
+	acl := make(map[string][]string, len(u.ACL))
+	for p, privs := range u.ACL {
+		acl[p] = slices.Clone(privs)
+	}
+	u.ACL = acl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cp := u
@@ -213,8 +222,7 @@ func (s *Server) getUserGroups(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !u.Superadmin && !slices.Contains(u.Privileges, "Group.Audit") {
-		writeJSON(w, http.StatusForbidden, map[string]any{"message": "Permission denied (privilege Group.Audit is required)"})
+	if !denyUnless(w, u, r, "Group.Audit") {
 		return
 	}
 	var member string

@@ -169,6 +169,7 @@ func Start(authorize Authorizer) (*Server, func()) {
 	s.registerLinkRoutes(mux)
 	mux.HandleFunc("GET /v3/access/users/me", s.getMe)
 	mux.HandleFunc("GET /v3/access/users/{user_id}/groups", s.getUserGroups)
+	s.registerAccessRoutes(mux)
 	mux.HandleFunc("/", notFoundRoute)
 	s.Server = httptest.NewServer(s.guard(mux))
 	var once sync.Once
