@@ -96,7 +96,7 @@ func TestPrivilegeProbes(t *testing.T) {
 	labs := srv.AddGroup("labs")
 	bob := srv.AddUser(gns3test.User{Username: "bob"})
 	srv.AddUser(gns3test.User{Username: "alice", ACL: map[string][]string{
-		"/access/groups/" + staff: {"Group.Audit", "Group.Modify"},
+		"/access/groups/" + staff:     {"Group.Audit", "Group.Modify"},
 		"/access/users/" + bob.UserID: {"User.Audit"},
 	}})
 	srv.AddUser(gns3test.User{Username: "manager", ACL: map[string][]string{"/access": {"Group.Modify", "User.Modify"}}})
@@ -118,7 +118,10 @@ func TestPrivilegeProbes(t *testing.T) {
 		{"alice audits labs", func() (bool, error) { _, err := c.Group(ctx, "alice-token", labs); return err == nil, err }, false, gns3.ErrForbidden},
 		{"alice modifies staff", func() (bool, error) { return c.CanModifyGroup(ctx, "alice-token", staff) }, true, nil},
 		{"alice modifies labs", func() (bool, error) { return c.CanModifyGroup(ctx, "alice-token", labs) }, false, nil},
-		{"alice audits bob", func() (bool, error) { u, err := c.User(ctx, "alice-token", bob.UserID); return err == nil && u.Username == "bob", err }, true, nil},
+		{"alice audits bob", func() (bool, error) {
+			u, err := c.User(ctx, "alice-token", bob.UserID)
+			return err == nil && u.Username == "bob", err
+		}, true, nil},
 		{"alice modifies bob", func() (bool, error) { return c.CanModifyUser(ctx, "alice-token", bob.UserID) }, false, nil},
 		{"manager modifies labs (ACE on /access)", func() (bool, error) { return c.CanModifyGroup(ctx, "manager-token", labs) }, true, nil},
 		{"manager modifies bob", func() (bool, error) { return c.CanModifyUser(ctx, "manager-token", bob.UserID) }, true, nil},
