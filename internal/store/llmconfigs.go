@@ -108,8 +108,36 @@ type LLMConfigs interface {
 	// another configuration. ErrNotFound when the owner has no
 	// configuration id; no error when id exists but is not the default.
 	UnsetDefaultLLMConfig(ctx context.Context, owner Owner, id string) error
-	// DefaultLLMConfig returns the owner's default; ErrNotFound when none.
+	// DefaultLLMConfig returns the owner's default; ErrNotFound when none
+	// (also when a user's default is a reference to a group's
+	// configuration: see DefaultLLMConfigRef).
 	DefaultLLMConfig(ctx context.Context, owner Owner) (*LLMConfig, error)
+	// SetDefaultLLMConfigRef makes the configuration id of the group
+	// groupID the default of the user userID, by reference (the group's
+	// configuration is not copied: its later edits reach the user). The
+	// reference is stored on the user's side and replaces the user's
+	// default, their own or another reference, in one atomic write; it
+	// is the user's one default until SetDefaultLLMConfig (or a creation
+	// with IsDefault) of their own, or UnsetDefaultLLMConfigRef, replaces
+	// or removes it. The user's own configurations are then not marked
+	// IsDefault. Deleting the group's configuration drops the reference:
+	// it is then read as no default, also if a configuration with the
+	// same id is created again. Whether the user may use the group is the
+	// caller's business. It returns the group's configuration (IsDefault
+	// the group's own mark); ErrNotFound when the group has no such
+	// configuration (the user's default is then unchanged).
+	SetDefaultLLMConfigRef(ctx context.Context, userID, groupID, id string) (*LLMConfig, error)
+	// DefaultLLMConfigRef returns the group configuration the user's
+	// default names by reference (IsDefault the group's own mark);
+	// ErrNotFound when the user has no default, when it is one of their
+	// own configurations, or when the configuration it named is gone.
+	DefaultLLMConfigRef(ctx context.Context, userID string) (*LLMConfig, error)
+	// UnsetDefaultLLMConfigRef removes the user's default if it is the
+	// reference to the configuration id of the group groupID, leaving the
+	// user with no default; it is conditional as UnsetDefaultLLMConfig
+	// (another default stays), and no error when there is no such
+	// reference.
+	UnsetDefaultLLMConfigRef(ctx context.Context, userID, groupID, id string) error
 	// DeleteLLMConfig removes the owner's configuration (and its default
 	// mark); ErrNotFound when there is none.
 	DeleteLLMConfig(ctx context.Context, owner Owner, id string) error

@@ -77,10 +77,18 @@ func ownerPK(o store.Owner) (string, bool) {
 }
 
 // pointer is an owner's default pointer; the zero value is no default.
-type pointer struct{ id, incarnation string }
+// group is set when a user's pointer names a configuration of that group
+// (a default by reference, see llmconfigrefs.go); such a pointer marks
+// none of the user's own configurations.
+type pointer struct{ id, incarnation, group string }
 
 func (p pointer) marks(it item) bool {
-	return p.id != "" && p.id == getS(it, lcID) && p.incarnation == getS(it, lcIncarnation)
+	return p.id != "" && p.group == "" && p.id == getS(it, lcID) && p.incarnation == getS(it, lcIncarnation)
+}
+
+// pointerOf reads a default pointer item.
+func pointerOf(it item) pointer {
+	return pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation), group: getS(it, lcGroup)}
 }
 
 // checkYear refuses times that the fixed-width key format cannot hold.
@@ -241,7 +249,7 @@ func (s *Store) readDefault(ctx context.Context, pk string) (pointer, error) {
 	if err != nil || it == nil {
 		return pointer{}, err
 	}
-	return pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation)}, nil
+	return pointerOf(it), nil
 }
 
 // GetLLMConfig implements store.LLMConfigs with two consistent reads: the
@@ -431,13 +439,14 @@ func (s *Store) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id
 }
 
 // deleteDefaultOf deletes the owner's default pointer if it names the
-// configuration id; nil also when it names another one or there is none.
+// owner's configuration id; nil also when it names another one, a group's
+// configuration, or there is none.
 func (s *Store) deleteDefaultOf(ctx context.Context, pk, id string) error {
 	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       keyOf(pk, llmDefaultSK),
-		ConditionExpression:       aws.String("#id = :id"),
-		ExpressionAttributeNames:  map[string]string{"#id": lcID},
+		ConditionExpression:       aws.String("#id = :id AND attribute_not_exists(#g)"),
+		ExpressionAttributeNames:  map[string]string{"#id": lcID, "#g": lcGroup},
 		ExpressionAttributeValues: item{":id": avS(id)},
 	})
 	if isConditionFailed(err) {
@@ -460,7 +469,7 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	if err == nil && it != nil && p.marks(it) {
 		return llmConfigFromItem(it, p)
 	}
-	for attempt := 0; err == nil && p.id != "" && attempt <= maxVersionRetries; attempt++ {
+	for attempt := 0; err == nil && p.id != "" && p.group == "" && attempt <= maxVersionRetries; attempt++ {
 		var it item
 		if it, err = s.getItem(ctx, pk, llmConfigSK(p.id)); err != nil {
 			break
@@ -499,7 +508,7 @@ func (s *Store) llmConfigPage(ctx context.Context, pk string, start item) (p poi
 	for _, it := range res.Items {
 		switch sk := getS(it, attrSK); {
 		case sk == llmDefaultSK:
-			p = pointer{id: getS(it, lcID), incarnation: getS(it, lcIncarnation)}
+			p = pointerOf(it)
 		case len(sk) > len(llmConfigPrefix) && sk[len(llmConfigPrefix)] == '#':
 			configs = append(configs, it)
 		}

@@ -276,8 +276,13 @@ WHERE owner_kind = ? AND owner_id = ? AND config_id = ? AND (? = 0 OR version = 
 var errNoChange = errors.New("no row changed")
 
 // setDefault makes id the owner's default in tx, replacing the previous
-// one in the same row.
+// one in the same row (and, for a user, a default by reference).
 func setDefault(ctx context.Context, tx *sql.Tx, kind, ownerID, id string) error {
+	if kind == ownerUser {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM llm_config_default_refs WHERE user_id = ?`, ownerID); err != nil {
+			return err
+		}
+	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO llm_config_defaults (owner_kind, owner_id, config_id) VALUES (?, ?, ?)
 ON CONFLICT (owner_kind, owner_id) DO UPDATE SET config_id = excluded.config_id`, kind, ownerID, id)
 	return err

@@ -136,6 +136,22 @@ CREATE TABLE device_locks (
 	// 6: a user's sessions over every project, counted by the limit of
 	// sessions per user (WithLimits).
 	`CREATE INDEX sessions_by_owner ON sessions (user_id, thread_id)`,
+	// 7: a user's default that is a group's configuration, by reference
+	// (store.LLMConfigs.SetDefaultLLMConfigRef): at most one row per user,
+	// and a user has either this row or a row of llm_config_defaults,
+	// never both (every write replaces the other in its transaction). The
+	// row goes with the group's configuration (ON DELETE CASCADE).
+	`
+CREATE TABLE llm_config_default_refs (
+	user_id   TEXT NOT NULL PRIMARY KEY,
+	ref_kind  TEXT NOT NULL DEFAULT 'G' CHECK (ref_kind = 'G'),
+	group_id  TEXT NOT NULL,
+	config_id TEXT NOT NULL,
+	FOREIGN KEY (ref_kind, group_id, config_id) REFERENCES llm_configs (owner_kind, owner_id, config_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+CREATE INDEX llm_config_default_refs_by_config ON llm_config_default_refs (ref_kind, group_id, config_id);
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -37,6 +37,9 @@ var llmTests = []struct {
 	{"LLMConfigConcurrentUnsetDefault", testLLMConfigConcurrentUnsetDefault},
 	{"LLMConfigDelete", testLLMConfigDelete},
 	{"LLMConfigRoundTrip", testLLMConfigRoundTrip},
+	{"LLMConfigDefaultRef", testLLMConfigDefaultRef},
+	{"LLMConfigDefaultRefDelete", testLLMConfigDefaultRefDelete},
+	{"LLMConfigConcurrentDefaultRef", testLLMConfigConcurrentDefaultRef},
 }
 
 // sampleConfig is a typical Config, with the float64 numbers that
