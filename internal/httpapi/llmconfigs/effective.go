@@ -128,6 +128,14 @@ func (g *gns3Groups) Groups(ctx context.Context, id auth.Identity) ([]Group, err
 	if err != nil {
 		return nil, fmt.Errorf("groups of %s: %w", id.UserID, err)
 	}
+	out := sortedGroups(list)
+	g.remember(k, out)
+	return slices.Clone(out), nil
+}
+
+// sortedGroups returns the groups of list by name, then id, ids
+// lower-cased, without duplicates or empty ids.
+func sortedGroups(list []gns3.UserGroup) []Group {
 	out := make([]Group, 0, len(list))
 	for _, x := range list {
 		gid := strings.ToLower(strings.TrimSpace(x.UserGroupID))
@@ -137,8 +145,7 @@ func (g *gns3Groups) Groups(ctx context.Context, id auth.Identity) ([]Group, err
 		out = append(out, Group{ID: gid, Name: x.Name})
 	}
 	slices.SortFunc(out, func(a, b Group) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID)) })
-	g.remember(k, out)
-	return slices.Clone(out), nil
+	return out
 }
 
 func (g *gns3Groups) cached(k [sha256.Size]byte) ([]Group, bool) {
@@ -173,8 +180,11 @@ func (g *gns3Groups) remember(k [sha256.Size]byte, gs []Group) {
 }
 
 // Effective returns the configuration a turn of id uses: the user's own
-// default, else the default of the first of the user's groups (in the
-// GroupSource's order) that has one. source is SourceUser or SourceGroup.
+// default, else the group configuration the user has made their default
+// by reference (store.LLMConfigs.SetDefaultLLMConfigRef) while they are
+// in that group, else the default of the first of the user's groups (in
+// the GroupSource's order) that has one. source is SourceUser or
+// SourceGroup.
 // It returns an error matching store.ErrNotFound when there is none, and
 // the GroupSource's error (wrapped) when the groups cannot be known. The
 // user's own default costs one store read and no GNS3 call. groups nil
@@ -197,9 +207,17 @@ func effective(ctx context.Context, st store.LLMConfigs, groups GroupSource, id 
 	if groups == nil {
 		return nil, nil, "", fmt.Errorf("no default llm config for %s: %w", id.UserID, store.ErrNotFound)
 	}
+	ref, err := defaultRef(ctx, st, id.UserID)
+	if err != nil {
+		return nil, nil, "", err
+	}
 	gs, err := groups.Groups(ctx, id)
 	if err != nil {
 		return nil, nil, "", err
+	}
+	if g := memberOf(gs, ref); g != nil {
+		ref.IsDefault = true // the user's default
+		return ref, g, SourceGroup, nil
 	}
 	for i := range gs {
 		c, err := st.DefaultLLMConfig(ctx, store.GroupOwner(gs[i].ID))
@@ -211,4 +229,31 @@ func effective(ctx context.Context, st store.LLMConfigs, groups GroupSource, id 
 		}
 	}
 	return nil, nil, "", fmt.Errorf("no default llm config for %s: %w", id.UserID, store.ErrNotFound)
+}
+
+// defaultRef returns the group configuration the user's default names by
+// reference, nil when none.
+func defaultRef(ctx context.Context, st store.LLMConfigs, userID string) (*store.LLMConfig, error) {
+	c, err := st.DefaultLLMConfigRef(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("default llm config of %s by reference: %w", userID, err)
+	}
+	return c, nil
+}
+
+// memberOf returns the group of gs that owns c, nil when c is nil or its
+// group is not among gs (the user left it).
+func memberOf(gs []Group, c *store.LLMConfig) *Group {
+	if c == nil {
+		return nil
+	}
+	for i := range gs {
+		if gs[i].ID == c.Owner.GroupID {
+			return &gs[i]
+		}
+	}
+	return nil
 }

@@ -66,6 +66,8 @@ type envOptions struct {
 	wrapStore func(*sqlite.Store) store.LLMConfigs
 	// limits are the store's limits (none when zero).
 	limits store.Limits
+	// now is the clock of the privilege cache (nil: time.Now).
+	now func() time.Time
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -108,7 +110,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.wrapStore != nil {
 		hst = o.wrapStore(st)
 	}
-	e.handler = llmconfigs.New(hst, llmconfigs.Options{Secrets: e.box, Users: e.users, Groups: e.groups, AdminToken: o.adminToken})
+	e.handler = llmconfigs.New(hst, llmconfigs.Options{Secrets: e.box, Users: e.users, Groups: e.groups, AdminToken: o.adminToken,
+		Auth: a, GNS3: client, Now: o.now})
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := httpapi.NewRouter(httpapi.Deps{Auth: a, Logger: log}, e.handler.ServerRoutes()...)
 	e.server = httptest.NewServer(h)

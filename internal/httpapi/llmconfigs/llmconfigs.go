@@ -10,8 +10,20 @@
 //	PUT    /v3/access/users/{user_id}/llm-model-configs/default/{config_id}   make it the only default → Config
 //
 // and the same under /v3/access/groups/{group_id}/llm-model-configs (but
-// /own), for the holder of ADMIN_TOKEN only. {user_id} names the caller
-// (package userpath): "me", the token's sub, or the caller's GNS3 user_id.
+// /own), for the holder of ADMIN_TOKEN, and, with a GNS3 controller, for
+// a caller whose GNS3 token holds the privilege on that group that the
+// controller's own routes require: Group.Audit to read, Group.Modify to
+// change (see privileges.go). {user_id} names the caller (package
+// userpath): "me", the token's sub, or the caller's GNS3 user_id; with a
+// GNS3 controller it may also be another user's GNS3 user_id when the
+// caller holds User.Audit on that user (to read; User.Modify as well to
+// change).
+//
+// A user's default may be one of the configurations of their groups, by
+// reference (PUT .../default/{config_id} with a group configuration's id,
+// or PUT .../{config_id} with {"is_default": true}; {"is_default": false}
+// drops it): the group's later edits reach the user, and it goes when the
+// group's configuration is deleted or the user leaves the group.
 //
 // A configuration is {config_id, name, model_type, config: {provider,
 // base_url, model, temperature, context_limit, max_tokens?,
@@ -41,6 +53,7 @@
 package llmconfigs
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -84,6 +97,7 @@ const (
 	MsgNoEncryptionKey = "Storing an API key needs an encryption key, which this server does not have: set ENCRYPTION_KEY (base64 of 32 bytes)"
 	msgAdminOnly       = "Group LLM model configurations are managed with the administrator token (Authorization: Bearer <ADMIN_TOKEN>)"
 	msgNoAdminToken    = "Group LLM model configurations are managed with ADMIN_TOKEN, which this server does not have"
+	msgNoGNS3Token     = "Group LLM model configurations are managed with your GNS3 token (to check your privileges on the group) or with the administrator token"
 )
 
 // Options tune the handlers.
@@ -95,16 +109,30 @@ type Options struct {
 	Users *userpath.Resolver
 	// Groups lists a user's groups (nil: NoGroups).
 	Groups GroupSource
-	// AdminToken guards the group routes (empty: they answer 403).
+	// AdminToken is accepted on the group routes (empty: only GNS3
+	// privileges are, see GNS3).
 	AdminToken string
+	// Auth authenticates the callers of the group routes who do not
+	// present AdminToken (a GNS3 token, an API key); nil: AdminToken only.
+	Auth httpapi.Authenticator
+	// GNS3 is asked for the caller's privileges on a group or on another
+	// user (nil: the group routes take AdminToken only, and another
+	// user's configurations are refused).
+	GNS3 *gns3.Client
+	// PrivilegeTTL is how long GNS3's answer about a privilege is
+	// remembered per token (<= 0: DefaultPrivilegeTTL).
+	PrivilegeTTL time.Duration
+	// Now is the clock of that memory (nil: time.Now).
+	Now func() time.Time
 	// NewID returns a configuration id (nil: a random UUID).
 	NewID func() string
 }
 
 // Handlers serves the LLM configuration routes.
 type Handlers struct {
-	st store.LLMConfigs
-	o  Options
+	st   store.LLMConfigs
+	o    Options
+	priv *privileges // nil without GNS3
 }
 
 // New returns the handlers over st.
@@ -115,7 +143,7 @@ func New(st store.LLMConfigs, o Options) *Handlers {
 	if o.NewID == nil {
 		o.NewID = uuid.NewString
 	}
-	return &Handlers{st: st, o: o}
+	return &Handlers{st: st, o: o, priv: newPrivileges(o.GNS3, o.PrivilegeTTL, o.Now)}
 }
 
 // Routes returns one route per endpoint, for the Lambda functions, each
@@ -175,39 +203,113 @@ func byConfigID(names map[string]http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// user returns the caller and the owner of their configurations.
-func (h *Handlers) user(r *http.Request) (auth.Identity, store.Owner, error) {
+// subject is the user whose configurations a user route serves.
+type subject struct {
+	// id is the caller, or for another user (an administrator's request)
+	// that user's username with the caller's token.
+	id    auth.Identity
+	owner store.Owner
+	// groups lists the user's groups (failures as 502).
+	groups GroupSource
+}
+
+// user returns the subject of a user route: the caller, or (with a GNS3
+// controller) the other user {user_id} names when the caller's GNS3
+// token holds User.Audit on that user, and User.Modify as well when
+// modify.
+func (h *Handlers) user(r *http.Request, modify bool) (subject, error) {
 	id, err := h.o.Users.Caller(r, msgOthers)
-	if err != nil {
-		return auth.Identity{}, store.Owner{}, err
+	if err == nil {
+		return subject{id: id, owner: store.UserOwner(id.UserID), groups: statusGroups{h.o.Groups}}, nil
 	}
-	return id, store.UserOwner(id.UserID), nil
+	var se *httpapi.StatusError
+	if h.priv == nil || !errors.As(err, &se) || se.Status != http.StatusForbidden {
+		return subject{}, err
+	}
+	ctx := r.Context()
+	caller, _ := auth.FromContext(ctx)
+	target, ok := lowerUUID(r.PathValue("user_id"))
+	if !ok || caller.Token == "" {
+		return subject{}, err
+	}
+	name, err := h.priv.user(ctx, caller.Token, target, modify, msgOthers)
+	if err != nil {
+		return subject{}, err
+	}
+	httpapi.Logger(ctx).InfoContext(ctx, "another user's llm configs, by GNS3 privilege", "target_user_id", target, "modify", modify)
+	other := auth.Identity{UserID: name, Token: caller.Token, Via: caller.Via}
+	return subject{id: other, owner: store.UserOwner(name), groups: statusGroups{userGroups{client: h.o.GNS3, userID: target}}}, nil
+}
+
+// userGroups lists the groups of the user userID with the caller's token
+// (GNS3 requires Group.Audit: without it, no groups).
+type userGroups struct {
+	client *gns3.Client
+	userID string
+}
+
+func (u userGroups) Groups(ctx context.Context, id auth.Identity) ([]Group, error) {
+	list, err := u.client.UserGroups(ctx, id.Token, u.userID)
+	if errors.Is(err, gns3.ErrUnauthorized) || errors.Is(err, gns3.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("groups of user %s: %w", u.userID, err)
+	}
+	return sortedGroups(list), nil
 }
 
 var groupIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
-// group checks the administrator token and returns the owner {group_id}
-// names (a GNS3 user_group_id; UUIDs are lower-cased).
-func (h *Handlers) group(r *http.Request) (store.Owner, error) {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+// group authorises a group route and returns the owner {group_id} names
+// (a GNS3 user_group_id; UUIDs are lower-cased): the holder of
+// AdminToken may do anything; with a GNS3 controller, another caller
+// needs Group.Audit on the group (Group.Modify when modify), as GNS3
+// tells it for the caller's token.
+func (h *Handlers) group(r *http.Request, modify bool) (store.Owner, error) {
+	header := strings.TrimSpace(r.Header.Get("Authorization"))
+	scheme, tok, ok := strings.Cut(header, " ")
 	tok = strings.TrimSpace(tok)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return store.Owner{}, httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
 	}
-	if h.o.AdminToken == "" {
-		return store.Owner{}, httpapi.Errorf(http.StatusForbidden, msgNoAdminToken)
+	gid := r.PathValue("group_id")
+	if h.o.AdminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(h.o.AdminToken)) == 1 {
+		if !groupIDPattern.MatchString(gid) {
+			return store.Owner{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid group_id: %q", truncate(gid, 64))
+		}
+		if l, ok := lowerUUID(gid); ok {
+			gid = l
+		}
+		return store.GroupOwner(gid), nil
 	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(h.o.AdminToken)) != 1 {
+	if h.priv == nil || h.o.Auth == nil {
+		if h.o.AdminToken == "" {
+			return store.Owner{}, httpapi.Errorf(http.StatusForbidden, msgNoAdminToken)
+		}
 		return store.Owner{}, httpapi.Errorf(http.StatusForbidden, msgAdminOnly)
 	}
-	gid := r.PathValue("group_id")
-	if !groupIDPattern.MatchString(gid) {
-		return store.Owner{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid group_id: %q", truncate(gid, 64))
+	ctx := r.Context()
+	id, err := h.o.Auth.Authenticate(ctx, header)
+	if err != nil {
+		var ce auth.CredentialError
+		if errors.As(err, &ce) {
+			return store.Owner{}, httpapi.Errorf(http.StatusUnauthorized, "Could not validate credentials")
+		}
+		return store.Owner{}, fmt.Errorf("authenticate: %w", err)
 	}
-	if _, err := uuid.Parse(gid); err == nil && len(gid) == 36 {
-		gid = strings.ToLower(gid)
+	l, ok := lowerUUID(gid)
+	if !ok {
+		return store.Owner{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid group_id: %q (a GNS3 user group id, a UUID)", truncate(gid, 64))
 	}
-	return store.GroupOwner(gid), nil
+	if id.Token == "" {
+		return store.Owner{}, httpapi.Errorf(http.StatusForbidden, msgNoGNS3Token)
+	}
+	if err := h.priv.group(ctx, id.Token, l, modify); err != nil {
+		return store.Owner{}, err
+	}
+	httpapi.Logger(ctx).InfoContext(ctx, "group llm configs, by GNS3 privilege", "user", id.UserID, "group_id", l, "modify", modify)
+	return store.GroupOwner(l), nil
 }
 
 // configID returns the {config_id} of the request, a UUID.
@@ -228,10 +330,10 @@ func write(w http.ResponseWriter, status int, v any) {
 	httpapi.WriteJSON(w, status, v)
 }
 
-// groupsOf returns the caller's groups, or a 502 when the controller
-// cannot tell.
-func (h *Handlers) groupsOf(ctx context.Context, id auth.Identity) ([]Group, error) {
-	gs, err := h.o.Groups.Groups(ctx, id)
+// groupsOf returns the groups of src for id, or a 502 when the
+// controller cannot tell.
+func groupsOf(ctx context.Context, src GroupSource, id auth.Identity) ([]Group, error) {
+	gs, err := src.Groups(ctx, id)
 	if err == nil {
 		return gs, nil
 	}
@@ -245,32 +347,41 @@ func (h *Handlers) groupsOf(ctx context.Context, id auth.Identity) ([]Group, err
 // describe is a short, secret-free reason for a GNS3 failure.
 func describe(err error) string { return gns3.Describe(err) }
 
-// statusGroups is the GroupSource of the handlers: failures become the
-// 502 of groupsOf.
-type statusGroups struct{ h *Handlers }
+// statusGroups is a GroupSource of the handlers: failures of src become
+// the 502 of groupsOf.
+type statusGroups struct{ src GroupSource }
 
 func (s statusGroups) Groups(ctx context.Context, id auth.Identity) ([]Group, error) {
-	return s.h.groupsOf(ctx, id)
+	return groupsOf(ctx, s.src, id)
 }
 
 func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) {
-	id, owner, err := h.user(r)
+	sub, err := h.user(r, false)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	own, err := h.st.ListLLMConfigs(r.Context(), owner)
+	ctx := r.Context()
+	own, err := h.st.ListLLMConfigs(ctx, sub.owner)
 	if err != nil {
 		httpapi.Fail(w, r, fmt.Errorf("list llm configs: %w", err))
 		return
 	}
-	groups, err := h.groupsOf(r.Context(), id)
+	groups, err := sub.groups.Groups(ctx, sub.id)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	ref, err := defaultRef(ctx, h.st, sub.owner.UserID)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	if memberOf(groups, ref) == nil {
+		ref = nil // a group the user has left: its configuration is not theirs
+	}
 	out := InheritedList{Configs: make([]ConfigWithSource, 0, len(own))}
-	var ownDefault, groupDefault *ConfigWithSource
+	var ownDefault, refDefault, groupDefault *ConfigWithSource
 	for i := range own {
 		v := userView(&own[i])
 		out.Configs = append(out.Configs, v)
@@ -286,27 +397,32 @@ func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) {
 		}
 		for i := range cs {
 			v := groupView(&cs[i], g)
+			if ref != nil {
+				// The user's default by reference is the one group
+				// configuration marked default in their view.
+				v.IsDefault = g.ID == ref.Owner.GroupID && cs[i].ID == ref.ID
+				if v.IsDefault {
+					refDefault = &v
+				}
+			}
 			out.Configs = append(out.Configs, v)
 			if cs[i].IsDefault && groupDefault == nil {
 				groupDefault = &v
 			}
 		}
 	}
-	out.DefaultConfig = ownDefault
-	if out.DefaultConfig == nil {
-		out.DefaultConfig = groupDefault
-	}
+	out.DefaultConfig = cmp.Or(ownDefault, refDefault, groupDefault)
 	out.Total = len(out.Configs)
 	write(w, http.StatusOK, out)
 }
 
 func (h *Handlers) listOwn(w http.ResponseWriter, r *http.Request) {
-	_, owner, err := h.user(r)
+	sub, err := h.user(r, false)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	h.list(w, r, owner)
+	h.list(w, r, sub.owner)
 }
 
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request, owner store.Owner) {
@@ -319,15 +435,15 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request, owner store.Owne
 }
 
 func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) {
-	id, _, err := h.user(r)
+	sub, err := h.user(r, false)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	c, g, _, err := effective(r.Context(), h.st, statusGroups{h}, id)
+	c, g, _, err := effective(r.Context(), h.st, sub.groups, sub.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for user '%s'", id.UserID))
+		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for user '%s'", sub.id.UserID))
 		return
 	case err != nil:
 		httpapi.Fail(w, r, err)
@@ -341,7 +457,7 @@ func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) defaultGroup(w http.ResponseWriter, r *http.Request) {
-	owner, err := h.group(r)
+	owner, err := h.group(r, false)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -358,16 +474,17 @@ func (h *Handlers) defaultGroup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) createUser(w http.ResponseWriter, r *http.Request) {
-	_, owner, err := h.user(r)
+	sub, err := h.user(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	owner := sub.owner
 	h.create(w, r, owner)
 }
 
 func (h *Handlers) createGroup(w http.ResponseWriter, r *http.Request) {
-	owner, err := h.group(r)
+	owner, err := h.group(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -455,21 +572,21 @@ func ownerKind(o store.Owner) string {
 }
 
 func (h *Handlers) updateUser(w http.ResponseWriter, r *http.Request) {
-	_, owner, err := h.user(r)
+	sub, err := h.user(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	h.update(w, r, owner)
+	h.update(w, r, sub.owner, func(id string, p *patch) (bool, error) { return h.updateGroupRef(w, r, sub, id, p) })
 }
 
 func (h *Handlers) updateGroup(w http.ResponseWriter, r *http.Request) {
-	owner, err := h.group(r)
+	owner, err := h.group(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	h.update(w, r, owner)
+	h.update(w, r, owner, nil)
 }
 
 // maxUpdateAttempts bounds the attempts of an update without
@@ -490,7 +607,11 @@ func backoff(ctx context.Context, n int) error {
 	}
 }
 
-func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+// update serves an update of the owner's configuration. missing, when not
+// nil, is offered a configuration the owner does not have before it is
+// answered 404: it reports whether it answered the request itself (or
+// returns the error to answer).
+func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Owner, missing func(id string, p *patch) (bool, error)) {
 	id, err := configID(r)
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -517,6 +638,16 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 	)
 	for attempt := 1; ; attempt++ {
 		cur, err := h.st.GetLLMConfig(ctx, owner, id)
+		if errors.Is(err, store.ErrNotFound) && attempt == 1 && missing != nil {
+			done, err := missing(id, p)
+			if err != nil {
+				httpapi.Fail(w, r, err)
+				return
+			}
+			if done {
+				return
+			}
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			httpapi.Fail(w, r, notFound(id))
 			return
@@ -653,16 +784,17 @@ func (h *Handlers) applyDefault(ctx context.Context, c *store.LLMConfig, on bool
 }
 
 func (h *Handlers) deleteUser(w http.ResponseWriter, r *http.Request) {
-	_, owner, err := h.user(r)
+	sub, err := h.user(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	owner := sub.owner
 	h.delete(w, r, owner)
 }
 
 func (h *Handlers) deleteGroup(w http.ResponseWriter, r *http.Request) {
-	owner, err := h.group(r)
+	owner, err := h.group(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -690,36 +822,44 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, owner store.Ow
 }
 
 func (h *Handlers) setDefaultUser(w http.ResponseWriter, r *http.Request) {
-	_, owner, err := h.user(r)
+	sub, err := h.user(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	h.setDefault(w, r, owner)
+	id, err := setDefaultRequest(w, r)
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
+	c, err := h.st.SetDefaultLLMConfig(r.Context(), sub.owner, id)
+	if errors.Is(err, store.ErrNotFound) {
+		// One of the user's groups' configurations: by reference.
+		v, err := h.setGroupRef(r.Context(), sub, id)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		write(w, http.StatusOK, v)
+		return
+	}
+	if err != nil {
+		httpapi.Fail(w, r, fmt.Errorf("set default llm config: %w", err))
+		return
+	}
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config made default", "config_id", id, "owner", "user")
+	write(w, http.StatusOK, View(c))
 }
 
 func (h *Handlers) setDefaultGroup(w http.ResponseWriter, r *http.Request) {
-	owner, err := h.group(r)
+	owner, err := h.group(r, true)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	h.setDefault(w, r, owner)
-}
-
-func (h *Handlers) setDefault(w http.ResponseWriter, r *http.Request, owner store.Owner) {
-	id, err := configID(r)
+	id, err := setDefaultRequest(w, r)
 	if err != nil {
 		httpapi.Fail(w, r, err)
-		return
-	}
-	raw, err := decodeObject(w, r, true)
-	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
-	}
-	for _, k := range orderedKeys(raw, nil) {
-		httpapi.Fail(w, r, unprocessable("Unknown field '%s' (the body of this route is {})", truncate(k, 64)))
 		return
 	}
 	c, err := h.st.SetDefaultLLMConfig(r.Context(), owner, id)
@@ -731,12 +871,29 @@ func (h *Handlers) setDefault(w http.ResponseWriter, r *http.Request, owner stor
 		httpapi.Fail(w, r, fmt.Errorf("set default llm config: %w", err))
 		return
 	}
-	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config made default", "config_id", id, "owner", ownerKind(owner))
+	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config made default", "config_id", id, "owner", "group")
 	write(w, http.StatusOK, View(c))
 }
 
+// setDefaultRequest returns the {config_id} of PUT .../default/{config_id},
+// whose body is {} or empty.
+func setDefaultRequest(w http.ResponseWriter, r *http.Request) (string, error) {
+	id, err := configID(r)
+	if err != nil {
+		return "", err
+	}
+	raw, err := decodeObject(w, r, true)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range orderedKeys(raw, nil) {
+		return "", unprocessable("Unknown field '%s' (the body of this route is {})", truncate(k, 64))
+	}
+	return id, nil
+}
+
 func (h *Handlers) listGroup(w http.ResponseWriter, r *http.Request) {
-	owner, err := h.group(r)
+	owner, err := h.group(r, false)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -348,7 +348,8 @@ func TestIsolation(t *testing.T) {
 			}
 			switch tc.status {
 			case 403:
-				if r.message() != "You can only manage your own LLM model configurations (use 'me' as the user id)" {
+				// Another user's GNS3 id: the privilege it would take.
+				if !strings.HasPrefix(r.message(), "You can only manage your own LLM model configurations (use 'me' as the user id)") {
 					t.Fatalf("message %q", r.message())
 				}
 			case 404:
@@ -420,39 +421,77 @@ func TestUserIDResolution(t *testing.T) {
 	must(t, d.as(t, "alice", http.MethodGet, ownPath, nil), http.StatusOK)
 }
 
-// TestGroups: group routes need ADMIN_TOKEN; members inherit the group's
-// configurations when GNS3 lets them list their groups.
+// TestGroups: group routes take ADMIN_TOKEN, or a GNS3 token holding
+// Group.Audit (to read) or Group.Modify (to change) on the group; members
+// inherit the group's configurations when GNS3 lets them list their
+// groups.
 func TestGroups(t *testing.T) {
 	e := newEnv(t, envOptions{adminToken: adminToken})
-	e.gns3.AddUser(gns3test.User{Username: "alice", Privileges: []string{"Group.Audit"}})
-	e.gns3.AddUser(gns3test.User{Username: "bob"}) // lacks Group.Audit: GNS3 answers 403
-	e.gns3.AddUser(gns3test.User{Username: "root", Superadmin: true})
 	staff := e.gns3.AddGroup("staff", "alice", "bob", "root")
 	labs := e.gns3.AddGroup("labs", "alice")
+	// Alice may read every group (Group.Audit on /) and change staff's.
+	e.gns3.AddUser(gns3test.User{Username: "alice", Privileges: []string{"Group.Audit"},
+		ACL: map[string][]string{"/access/groups/" + staff: {"Group.Modify"}}})
+	e.gns3.AddUser(gns3test.User{Username: "bob"}) // lacks Group.Audit: GNS3 answers 403
+	e.gns3.AddUser(gns3test.User{Username: "root", Superadmin: true})
 	gpath := "/v3/access/groups/" + staff + "/llm-model-configs"
+	lpath := "/v3/access/groups/" + labs + "/llm-model-configs"
 
-	// Who may manage group configurations.
+	// Who may manage group configurations: the six calls of the web UI's
+	// group tab, on a configuration that does not exist (an allowed call
+	// gets past the privilege: 200, 404 or the 422 of an empty body).
+	const none = "/00000000-0000-4000-8000-000000000000"
+	calls := func(p string) []struct {
+		method, path string
+		modify       bool
+	} {
+		return []struct {
+			method, path string
+			modify       bool
+		}{
+			{http.MethodGet, p, false}, {http.MethodPost, p, true}, {http.MethodGet, p + "/default", false},
+			{http.MethodPut, p + none, true}, {http.MethodDelete, p + none, true}, {http.MethodPut, p + "/default" + none, true},
+		}
+	}
+	alice, bob, root := "Bearer "+e.token("alice"), "Bearer "+e.token("bob"), "Bearer "+e.token("root")
 	auths := []struct {
-		name, authz string
-		status      int
-		msg         string
+		name, authz, path string
+		// status of a read and of a change; 0: allowed
+		read, change int
+		msg          string
 	}{
-		{"no credentials", "", 401, "Not authenticated"},
-		{"user token", "Bearer " + e.token("alice"), 403, "Group LLM model configurations are managed with the administrator token (Authorization: Bearer <ADMIN_TOKEN>)"},
-		{"wrong token", "Bearer " + adminToken + "x", 403, ""},
-		{"basic", "Basic " + adminToken, 401, ""},
+		{"no credentials", "", gpath, 401, 401, "Not authenticated"},
+		{"wrong token", "Bearer " + adminToken + "x", gpath, 401, 401, "Could not validate credentials"},
+		{"basic", "Basic " + adminToken, gpath, 401, 401, ""},
+		{"admin token", "Bearer " + adminToken, gpath, 0, 0, ""},
+		{"alice on staff", alice, gpath, 0, 0, ""},
+		{"alice on labs", alice, lpath, 0, 403, "You need the GNS3 privilege Group.Modify on group '" + labs + "' to change its LLM model configurations (ask a GNS3 administrator, or use the administrator token)"},
+		{"bob on staff", bob, gpath, 403, 403, "You need the GNS3 privilege Group."},
+		{"superadmin", root, lpath, 0, 0, ""},
+		{"GNS3 does not know the user", "Bearer " + e.token("carol"), gpath, 403, 403, "The GNS3 controller did not accept your token, so you hold no privilege there (log in to GNS3 again)"},
 	}
 	for _, a := range auths {
-		for _, rt := range []struct{ method, path string }{
-			{http.MethodGet, gpath}, {http.MethodPost, gpath}, {http.MethodGet, gpath + "/default"},
-			{http.MethodPut, gpath + "/00000000-0000-4000-8000-000000000000"}, {http.MethodDelete, gpath + "/00000000-0000-4000-8000-000000000000"},
-			{http.MethodPut, gpath + "/default/00000000-0000-4000-8000-000000000000"},
-		} {
-			r := e.do(t, rt.method, rt.path, a.authz, nested("g", nil))
-			if r.status != a.status || (a.msg != "" && r.message() != a.msg) {
-				t.Errorf("%s %s %s: %d %s", a.name, rt.method, rt.path, r.status, r.body)
+		for _, rt := range calls(a.path) {
+			want := a.read
+			if rt.modify {
+				want = a.change
+			}
+			r := e.do(t, rt.method, rt.path, a.authz, map[string]any{})
+			switch {
+			case want == 0 && (r.status == 401 || r.status == 403):
+				t.Errorf("%s %s %s: %d %s, want allowed", a.name, rt.method, rt.path, r.status, r.body)
+			case want != 0 && (r.status != want || !strings.HasPrefix(r.message(), a.msg)):
+				t.Errorf("%s %s %s: %d %s, want %d %q", a.name, rt.method, rt.path, r.status, r.body, want, a.msg)
 			}
 		}
+	}
+	r := e.do(t, http.MethodGet, "/v3/access/groups/staff/llm-model-configs", alice, nil)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.message(), "a UUID") {
+		t.Fatalf("a group name with a GNS3 token: %d %s", r.status, r.body)
+	}
+	r = e.do(t, http.MethodGet, gpath, bob, nil)
+	if r.message() != "You need the GNS3 privilege Group.Audit on group '"+staff+"' to see its LLM model configurations (ask a GNS3 administrator, or use the administrator token)" {
+		t.Fatalf("bob reads: %s", r.body)
 	}
 
 	// The admin manages them.
@@ -460,7 +499,7 @@ func TestGroups(t *testing.T) {
 	if g.GroupID == nil || *g.GroupID != staff || g.UserID != nil || !g.APIKeySet || g.APIKeyHint == "" {
 		t.Fatalf("group config %+v", g)
 	}
-	r := must(t, e.admin(t, http.MethodGet, gpath+"/default", nil), http.StatusNotFound)
+	r = must(t, e.admin(t, http.MethodGet, gpath+"/default", nil), http.StatusNotFound)
 	if r.message() != "No default LLM model configuration found for group '"+staff+"'" {
 		t.Fatalf("%s", r.body)
 	}
@@ -479,9 +518,16 @@ func TestGroups(t *testing.T) {
 	}
 	labCfg := decodeConfig(t, must(t, e.admin(t, http.MethodPost, "/v3/access/groups/"+labs+"/llm-model-configs", withDefault(nested("lab", nil))), http.StatusCreated))
 	_ = labCfg
-	// The user routes do not reach group configurations.
-	must(t, e.as(t, "alice", http.MethodPut, mine+"/"+g.ConfigID, map[string]any{"name": "x"}), http.StatusNotFound)
-	must(t, e.as(t, "alice", http.MethodPut, mine+"/default/"+g.ConfigID, map[string]any{}), http.StatusNotFound)
+	// The user routes do not change group configurations (only whether
+	// it is the user's default: see TestDefaultGroupRef); bob is in no
+	// group GNS3 lets him see.
+	r = must(t, e.as(t, "alice", http.MethodPut, mine+"/"+g.ConfigID, map[string]any{"name": "x"}), http.StatusForbidden)
+	if !strings.HasPrefix(r.message(), "LLM model configuration '"+g.ConfigID+"' belongs to group 'staff'") {
+		t.Fatalf("%s", r.body)
+	}
+	must(t, e.as(t, "alice", http.MethodDelete, mine+"/"+g.ConfigID, nil), http.StatusNotFound)
+	must(t, e.as(t, "bob", http.MethodPut, mine+"/"+g.ConfigID, map[string]any{"name": "x"}), http.StatusNotFound)
+	must(t, e.as(t, "bob", http.MethodPut, mine+"/default/"+g.ConfigID, map[string]any{}), http.StatusNotFound)
 
 	// Alice (Group.Audit) inherits staff's and labs' configurations.
 	l := decodeList(t, must(t, e.as(t, "alice", http.MethodGet, mine, nil), http.StatusOK))
@@ -536,11 +582,25 @@ func TestGroups(t *testing.T) {
 	must(t, e.admin(t, http.MethodDelete, gpath+"/"+g.ConfigID, nil), http.StatusNotFound)
 	must(t, e.admin(t, http.MethodGet, "/v3/access/groups/bad%20id/llm-model-configs", nil), http.StatusUnprocessableEntity)
 
-	// Without ADMIN_TOKEN nobody manages group configurations.
+	// Without ADMIN_TOKEN, GNS3 privileges still work...
 	n := newEnv(t, envOptions{})
-	r = must(t, n.admin(t, http.MethodGet, gpath, nil), http.StatusForbidden)
-	if r.message() != "Group LLM model configurations are managed with ADMIN_TOKEN, which this server does not have" {
-		t.Fatalf("%s", r.body)
+	other := n.gns3.AddGroup("other")
+	n.gns3.AddUser(gns3test.User{Username: "alice", ACL: map[string][]string{"/access/groups/" + other: {"Group.Audit"}}})
+	must(t, n.as(t, "alice", http.MethodGet, "/v3/access/groups/"+other+"/llm-model-configs", nil), http.StatusOK)
+	must(t, n.admin(t, http.MethodGet, "/v3/access/groups/"+other+"/llm-model-configs", nil), http.StatusUnauthorized)
+	// ...and without GNS3 either nobody manages group configurations.
+	for _, o := range []envOptions{{noGNS3: true}, {noGNS3: true, adminToken: adminToken}} {
+		n = newEnv(t, o)
+		want := "Group LLM model configurations are managed with ADMIN_TOKEN, which this server does not have"
+		if o.adminToken != "" {
+			want = "Group LLM model configurations are managed with the administrator token (Authorization: Bearer <ADMIN_TOKEN>)"
+		}
+		for _, authz := range []string{"Bearer " + adminToken + "x", "Bearer " + n.token("alice")} {
+			r = must(t, n.do(t, http.MethodGet, gpath, authz, nil), http.StatusForbidden)
+			if r.message() != want {
+				t.Fatalf("without GNS3 (%+v): %s", o, r.body)
+			}
+		}
 	}
 	e.scan(t, secretKey)
 	e.scan(t, adminToken)
