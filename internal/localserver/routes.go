@@ -48,6 +48,8 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 		Users:      users,
 		Groups:     groups,
 		AdminToken: base.Config.AdminToken,
+		Auth:       base.Auth,
+		GNS3:       base.GNS3,
 	})
 
 	var routes []httpapi.Route

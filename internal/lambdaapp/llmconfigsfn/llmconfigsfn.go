@@ -66,5 +66,7 @@ func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 		Users:      users,
 		Groups:     llmconfigs.NewGroupSource(app.GNS3, users, 0),
 		AdminToken: app.Config.AdminToken,
+		Auth:       app.Auth,
+		GNS3:       app.GNS3,
 	}).Routes(), nil
 }
