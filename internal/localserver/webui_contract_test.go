@@ -183,7 +183,13 @@ func TestWebUIContract(t *testing.T) {
 	llm := llmtest.NewServer(t)
 	fake := gns3test.NewServer(t, nil)
 	fake.SeedTemplates()
-	alice := fake.AddUser(gns3test.User{Username: "alice", Email: "alice@example.com"})
+	// Alice holds Group.Audit (GNS3 then lists her groups, which is how a
+	// group's configurations reach her) and Group.Modify on the staff
+	// group; dave holds nothing.
+	staff := fake.AddGroup("staff", "alice", "dave")
+	alice := fake.AddUser(gns3test.User{Username: "alice", Email: "alice@example.com", Privileges: []string{"Group.Audit"},
+		ACL: map[string][]string{"/access/groups/" + staff: {"Group.Modify"}}})
+	fake.AddUser(gns3test.User{Username: "dave"})
 	project := fake.AddProject("ospf-lab", gns3.StatusOpened)
 	closed := fake.AddProject("archive", gns3.StatusClosed)
 	verifier, err := auth.NewJWTVerifier([]byte(webUISecret), time.Now)
@@ -197,7 +203,7 @@ func TestWebUIContract(t *testing.T) {
 		}
 		return tok
 	}
-	fake.SetAuthorizer(gns3test.AcceptTokens(issue("alice"), issue("carol")))
+	fake.SetAuthorizer(gns3test.AcceptTokens(issue("alice"), issue("carol"), issue("dave")))
 	url, _, _, _ := start(t, map[string]string{
 		"ADDR": "127.0.0.1:0", "DATA_DIR": t.TempDir(), "JWT_SECRET": webUISecret, "ENCRYPTION_KEY": newKeyB64(t),
 		"GNS3_URL": fake.URL, "HEARTBEAT_SECONDS": "1",
@@ -427,6 +433,52 @@ func TestWebUIContract(t *testing.T) {
 	<-done
 	<-done
 	llm.SetHandler(nil)
+
+	// The group tab, with GNS3 tokens alone. Its six calls: list, create,
+	// update, set default, unset default, delete.
+	dave := &webUI{t: t, url: url, gns3: fake.URL, token: issue("dave")}
+	group := "/v3/access/groups/" + staff + "/llm-model-configs"
+	var glist struct {
+		Configs []map[string]any `json:"configs"`
+		Total   int              `json:"total"`
+	}
+	ui.json(http.MethodGet, group, nil, http.StatusOK, &glist)
+	var gcfg map[string]any
+	ui.json(http.MethodPost, group, map[string]any{"name": "team model", "provider": "openai", "base_url": llm.BaseURL(),
+		"model": "team-model", "context_limit": 64, "api_key": "sk-team-0000"}, http.StatusCreated, &gcfg)
+	gid, _ := gcfg["config_id"].(string)
+	ui.json(http.MethodPut, group+"/"+gid, map[string]any{"temperature": 0.1}, http.StatusOK, nil)
+	ui.json(http.MethodPut, group+"/default/"+gid, map[string]any{}, http.StatusOK, nil)
+	ui.json(http.MethodPut, group+"/"+gid, map[string]any{"is_default": false}, http.StatusOK, nil)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, group}, {http.MethodPost, group}, {http.MethodPut, group + "/" + gid},
+		{http.MethodPut, group + "/default/" + gid}, {http.MethodDelete, group + "/" + gid},
+	} {
+		st, b := dave.call(c.method, c.path, map[string]any{"name": "x", "provider": "openai", "model": "m"})
+		if st != http.StatusForbidden {
+			t.Fatalf("dave %s %s: %d %s", c.method, c.path, st, b)
+		}
+		readableError(t, "group tab without the privilege", uiMessage(b))
+	}
+
+	// The chat panel's model picker makes the group's configuration
+	// alice's default, by reference: a group edit reaches her.
+	ui.json(http.MethodPut, profiles+"/default/"+gid, map[string]any{}, http.StatusOK, nil)
+	ui.json(http.MethodGet, profiles, nil, http.StatusOK, &list)
+	if list.DefaultConfig == nil || list.DefaultConfig["config_id"] != gid {
+		t.Fatalf("default after picking the group's: %+v", list.DefaultConfig)
+	}
+	ui.json(http.MethodPut, group+"/"+gid, map[string]any{"model": "team-model-2"}, http.StatusOK, nil)
+	llm.Enqueue(llmtest.Reply{Text: "from the team model"})
+	n = len(llm.Requests())
+	if st, msg, evs = ui.stream(project, map[string]any{"message": "hello", "session_id": uuid.NewString()}); st != http.StatusOK || evs[len(evs)-1].Type != "done" {
+		t.Fatalf("turn on the group's configuration: %d %s %+v", st, msg, evs)
+	}
+	if m := llm.Requests()[n].Model; m != "team-model-2" {
+		t.Fatalf("the turn ran on %q, want the group's edited model", m)
+	}
+	ui.json(http.MethodDelete, group+"/"+gid, nil, http.StatusNoContent, nil)
+	ui.json(http.MethodPut, profiles+"/default/"+configID, map[string]any{}, http.StatusOK, nil)
 
 	llm.Enqueue(llmtest.Reply{Status: http.StatusUnauthorized, Error: "Incorrect API key provided: sk-webu****0000.", ErrorType: "invalid_request_error", ErrorCode: "invalid_api_key"})
 	st, msg, evs = ui.stream(project, map[string]any{"message": "hi", "session_id": uuid.NewString()})
