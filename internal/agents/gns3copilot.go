@@ -142,6 +142,9 @@ func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string,
 					all = tools.Project(t.ProjectID)
 				}
 				offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
+				if mode == ModeTroubleshootingInjection {
+					hideConditionsIcon(offered)
+				}
 				p.Skills = []agent.Skill{{Name: "gns3-" + mode, Tools: offered}}
 			}
 			switch {

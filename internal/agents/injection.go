@@ -1,6 +1,10 @@
 package agents
 
 import (
+	"context"
+	"encoding/json"
+
+	"agentchat/internal/agent"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/knowledge"
@@ -61,3 +65,31 @@ How you work:
 4. Verify that each fault bites: show commands or a ping that worked before now fail (or the neighbour is gone). If it does not bite, undo it and choose another.
 5. End with a report, one section per fault: the scenario, the device (or link) and interface changed, the exact commands typed (or conditions set), the symptom the student will see, and the exact commands to undo it. Say plainly if something failed. This report is for the instructor: do not hide it, but do not give hints about the faults anywhere else.
 Answer in the language the request is written in.`
+
+// hideConditionsIcon makes the link-conditions tool of tools hide its icon
+// from the web UI unless the model asks for it: an injected fault must not
+// show on the student's canvas. A set or clear without show_icon gets
+// show_icon false; arguments that are not an object go through unchanged
+// (the tool refuses them).
+func hideConditionsIcon(tools []agent.Tool) {
+	for i := range tools {
+		if tools[i].Name != toolLinkConditions {
+			continue
+		}
+		run := tools[i].Run
+		tools[i].Run = func(ctx context.Context, args json.RawMessage) (string, error) {
+			var a map[string]json.RawMessage
+			if json.Unmarshal(args, &a) == nil && a != nil {
+				var action string
+				_ = json.Unmarshal(a["action"], &action)
+				if _, given := a["show_icon"]; !given && (action == "set" || action == "clear") {
+					a["show_icon"] = json.RawMessage("false")
+					if b, err := json.Marshal(a); err == nil {
+						args = b
+					}
+				}
+			}
+			return run(ctx, args)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package localserver
 
 import (
+	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -56,5 +58,35 @@ func TestLinkToolsThroughStream(t *testing.T) {
 	}
 	if l.gns3.Link(l.project, lid)["capturing"] != false {
 		t.Fatal("a capture was left running")
+	}
+}
+
+// TestInjectSetsLinkConditions: through POST .../chat/inject the model's
+// link conditions land on the link it named, in GNS3, with the conditions
+// icon hidden although the model did not say so (a fault must not show on
+// the student's canvas); the session is listed in its mode.
+func TestInjectSetsLinkConditions(t *testing.T) {
+	l := newCopilotLab(t, false)
+	topo := l.gns3.SeedTopology(l.project)
+	lid := topo.Links[0] // PC1 e0 - Switch1 e0
+	l.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_set", Name: "manage_gns3_link_conditions",
+		Arguments: `{"action":"set","link":"Switch1:e0,PC1:e0","conditions":{"packet_loss":100}}`}}},
+		llmtest.Reply{Text: "Report: PC1's link drops every packet; undo: clear its conditions."})
+	status, evs := l.post("/v3/copilot/projects/"+l.project+"/chat/inject", map[string]any{"message": ""}, nil)
+	if status != http.StatusOK || evs[len(evs)-1].Type != "done" {
+		t.Fatalf("inject: %d %+v", status, evs)
+	}
+	if out := toolEnd(t, evs, "call_set").ToolOutput; !strings.Contains(out, `"success":true`) {
+		t.Fatalf("set: %s", out)
+	}
+	puts := l.gns3.LinkUpdates(lid)
+	if len(puts) != 1 || puts[0]["show_filters_icon"] != false {
+		t.Fatalf("link updates %v", puts)
+	}
+	if f, _ := puts[0]["filters"].(map[string]any); f == nil || fmt.Sprint(f["packet_loss"]) != "[100]" {
+		t.Fatalf("filters sent %v", puts[0]["filters"])
+	}
+	if got := l.sessionsOfMode("troubleshooting_injection"); len(got) != 1 || got[0]["thread_id"] != evs[0].SessionID {
+		t.Fatalf("injection sessions %v", got)
 	}
 }
