@@ -1,5 +1,7 @@
 package agent
 
+import "agentchat/internal/llm"
+
 // EventType names a runtime event.
 type EventType string
 
@@ -44,6 +46,9 @@ type Event struct {
 	ToolOutput string
 	// Error is a human-readable message without secrets, on EventError.
 	Error string
+	// LogProbs are the log probabilities of Content's tokens on
+	// EventContent, when the request asked for them (llm.Options.LogProbs).
+	LogProbs []llm.TokenLogProb
 	// More is true when another event follows at once, without waiting for
 	// the LLM or anything else (both came from data the LLM sent in one
 	// go; see llm.Delta.More). A surface may write this event without

@@ -286,8 +286,8 @@ func (l *loop) onDelta(msgID string, d llm.Delta) {
 		}
 		ev.Arguments = tc.Arguments
 		l.em.emit(Event{Type: EventToolCall, MessageID: msgID, ToolCall: &ev, More: more})
-	case d.Content != "":
-		l.em.emit(Event{Type: EventContent, Content: d.Content, MessageID: msgID, More: more})
+	case d.Content != "" || len(d.LogProbs) > 0:
+		l.em.emit(Event{Type: EventContent, Content: d.Content, LogProbs: d.LogProbs, MessageID: msgID, More: more})
 	case d.Reasoning != "":
 		l.em.emit(Event{Type: EventReasoning, Content: d.Reasoning, MessageID: msgID, More: more})
 	}

@@ -35,6 +35,11 @@ type StatelessRequest struct {
 	// any; a configured bound also caps a larger value).
 	MaxTokens int
 	Stop      []string
+	// Options are the client's other settings (top_p, seed,
+	// response_format, logprobs...), sent on every LLM call of the run
+	// (response_format thus shapes the final answer; OpenAI applies it to
+	// content, never to tool calls).
+	Options llm.Options
 	// UserID selects the LLM configuration.
 	UserID string
 	// Mode is the agent mode asked for (copilot_mode), or empty for the
@@ -152,6 +157,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		l.req.MaxTokens = conf.MaxTokens
 	}
 	l.req.Stop = req.Stop
+	l.req.Options = req.Options
 	l.window = r.newWindow(conf, l.req.MaxTokens, l.req.Messages, lastUser(l.req.Messages))
 
 	out, res, runErr := l.run(ctx)
