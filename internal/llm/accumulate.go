@@ -16,6 +16,7 @@ type accumulator struct {
 	calls     []*callSlot
 	finish    string
 	usage     Usage
+	logprobs  []TokenLogProb
 	model     string
 	// delivered is true once a Delta reached the caller: no retry after it.
 	delivered bool
@@ -39,9 +40,10 @@ type streamChunk struct {
 }
 
 type streamChoice struct {
-	Index        int         `json:"index"`
-	Delta        streamDelta `json:"delta"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Delta        streamDelta     `json:"delta"`
+	Logprobs     *streamLogProbs `json:"logprobs"`
+	FinishReason string          `json:"finish_reason"`
 }
 
 type streamDelta struct {
@@ -86,6 +88,7 @@ func (a *accumulator) reset() {
 	a.calls = a.calls[:0]
 	a.finish = ""
 	a.usage = Usage{}
+	a.logprobs = nil
 	a.model = ""
 	a.delivered = false
 	a.chunks = 0
@@ -100,6 +103,9 @@ func (a *accumulator) add(chunk *streamChunk, emit func(Delta) error) error {
 	}
 	if u := chunk.Usage; u != nil {
 		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		if d := u.PromptTokensDetails; d != nil {
+			a.usage.CachedTokens = d.CachedTokens
+		}
 		if a.usage.TotalTokens == 0 {
 			a.usage.TotalTokens = u.PromptTokens + u.CompletionTokens
 		}
@@ -109,7 +115,12 @@ func (a *accumulator) add(chunk *streamChunk, emit func(Delta) error) error {
 		if ch.Index != 0 {
 			continue // n > 1 is never requested; keep the first choice only
 		}
-		if err := a.addDelta(&ch.Delta, emit); err != nil {
+		var lp []TokenLogProb
+		if l := ch.Logprobs; l != nil {
+			lp = append(append(lp, l.Content...), l.Refusal...)
+			a.logprobs = append(a.logprobs, lp...)
+		}
+		if err := a.addDelta(&ch.Delta, lp, emit); err != nil {
 			return err
 		}
 		if ch.FinishReason != "" {
@@ -137,7 +148,9 @@ func (a *accumulator) take(s string) (string, error) {
 	return part, nil
 }
 
-func (a *accumulator) addDelta(d *streamDelta, emit func(Delta) error) error {
+// addDelta folds one choice's delta in; lp, the log probabilities of its
+// content, go with its first content increment (alone when it has none).
+func (a *accumulator) addDelta(d *streamDelta, lp []TokenLogProb, emit func(Delta) error) error {
 	if d.ReasoningContent != "" {
 		text, over := a.take(d.ReasoningContent)
 		if text != "" {
@@ -157,12 +170,18 @@ func (a *accumulator) addDelta(d *streamDelta, emit func(Delta) error) error {
 		text, over := a.take(text)
 		if text != "" {
 			a.content.WriteString(text)
-			if err := a.deliver(emit, Delta{Content: text}); err != nil {
+			if err := a.deliver(emit, Delta{Content: text, LogProbs: lp}); err != nil {
 				return err
 			}
+			lp = nil
 		}
 		if over != nil {
 			return over
+		}
+	}
+	if len(lp) > 0 {
+		if err := a.deliver(emit, Delta{LogProbs: lp}); err != nil {
+			return err
 		}
 	}
 	for i := range d.ToolCalls {
@@ -266,6 +285,7 @@ func (a *accumulator) result() *Result {
 		FinishReason: a.finish,
 		Usage:        a.usage,
 		Model:        a.model,
+		LogProbs:     a.logprobs,
 	}
 	if len(a.calls) > 0 {
 		r.ToolCalls = make([]openai.ToolCall, len(a.calls))

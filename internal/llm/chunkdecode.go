@@ -372,8 +372,10 @@ func (p *chunkParser) choices(c *streamChunk) bool {
 				return p.strInto(&ch.FinishReason)
 			case "delta":
 				return p.delta(&ch.Delta)
+			case "logprobs":
+				return p.null() // logprobs: encoding/json
 			}
-			return !foldsTo(key, "index", "finish_reason", "delta") && p.skip(0)
+			return !foldsTo(key, "index", "finish_reason", "delta", "logprobs") && p.skip(0)
 		}) {
 			return false
 		}

@@ -228,6 +228,14 @@ func completionResult(resp *openai.ChatCompletionResponse) (*Result, error) {
 	if r.Usage.TotalTokens == 0 {
 		r.Usage.TotalTokens = r.Usage.PromptTokens + r.Usage.CompletionTokens
 	}
+	if d := resp.Usage.PromptTokensDetails; d != nil {
+		r.Usage.CachedTokens = d.CachedTokens
+	}
+	if lp := resp.Choices[0].LogProbs; lp != nil {
+		for _, t := range lp.Content {
+			r.LogProbs = append(r.LogProbs, tokenLogProb(t))
+		}
+	}
 	if len(m.ToolCalls) > 0 {
 		r.ToolCalls = make([]openai.ToolCall, len(m.ToolCalls))
 		for i, tc := range m.ToolCalls {
@@ -471,6 +479,7 @@ func (c *client) request(req Request, stream bool) (openai.ChatCompletionRequest
 	if stream {
 		o.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
+	applyOptions(&o, &req.Options)
 	if t := req.Temperature; t != nil {
 		switch {
 		case *t < 0 || *t > 2 || math.IsNaN(float64(*t)):

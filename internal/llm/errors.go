@@ -54,6 +54,9 @@ type Error struct {
 	RetryAfter time.Duration
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
+	// Param is the request field the provider named in its error (its
+	// error object's param), empty when none.
+	Param string
 
 	user  string // overrides the kind's default user message
 	cause error  // context error for cancelled/timeout kinds
@@ -241,6 +244,9 @@ func classify(parent, call context.Context, err error, apiKey string) *Error {
 	if errors.As(err, &apiErr) {
 		e := fromStatus(apiErr.HTTPStatusCode, apiErr.Message, apiErr.Type, codeString(apiErr.Code), apiKey)
 		e.public = true
+		if apiErr.Param != nil {
+			e.Param = clipParam(*apiErr.Param)
+		}
 		return e
 	}
 	var reqErr *openai.RequestError
@@ -318,8 +324,13 @@ func fromStatus(status int, message, typ, code, apiKey string) *Error {
 	switch {
 	case status == 0:
 		e.Kind = KindServer
-		if code == "rate_limit_exceeded" || typ == "rate_limit_error" {
+		switch {
+		case code == "rate_limit_exceeded" || typ == "rate_limit_error":
 			e.Kind = KindRateLimit
+		case typ == "invalid_request_error":
+			// The provider refused the request inside its stream (some
+			// check fields only once they start answering).
+			e.Kind = KindBadRequest
 		}
 	case status == http.StatusUnauthorized, status == http.StatusForbidden:
 		e.Kind = KindAuth
@@ -344,4 +355,22 @@ func fromStatus(status int, message, typ, code, apiKey string) *Error {
 func looksLikeMarkup(s string) bool {
 	i := strings.IndexByte(s, '<')
 	return i >= 0 && strings.IndexByte(s[i:], '>') > 0
+}
+
+// maxParamLen bounds the param a provider names.
+const maxParamLen = 128
+
+// clipParam keeps a provider's param short and printable: it names a
+// request field, nothing longer.
+func clipParam(p string) string {
+	p = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, p)
+	if len(p) > maxParamLen {
+		p = p[:maxParamLen]
+	}
+	return strings.ToValidUTF8(p, "")
 }

@@ -199,7 +199,7 @@ func TestAccumulatorIgnoresOtherChoicesAndKeepsUsage(t *testing.T) {
 		}
 	}
 	r := a.result()
-	if r.Content != "ano" || r.FinishReason != "stop" || r.Model != "m" || r.Usage != (Usage{2, 3, 5}) {
+	if r.Content != "ano" || r.FinishReason != "stop" || r.Model != "m" || r.Usage != (Usage{PromptTokens: 2, CompletionTokens: 3, TotalTokens: 5}) {
 		t.Fatalf("result %+v", r)
 	}
 }

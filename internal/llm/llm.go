@@ -57,6 +57,8 @@ type Request struct {
 	Temperature *float32
 	MaxTokens   int
 	Stop        []string
+	// Options are the client's other settings, sent on the call.
+	Options Options
 }
 
 // ToolCallDelta reports the progress of one tool call while it streams.
@@ -80,6 +82,9 @@ type Delta struct {
 	Content   string
 	Reasoning string
 	ToolCall  *ToolCallDelta
+	// LogProbs are the log probabilities of the tokens of Content, when
+	// Options.LogProbs asked for them and the server sent them.
+	LogProbs []TokenLogProb
 	// More is true when the server's next increment has already arrived
 	// with this one: onDelta is called again (or Stream returns) without
 	// waiting for the server. A consumer that writes increments to a client
@@ -94,6 +99,10 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
+	// CachedTokens is the part of PromptTokens the provider served from
+	// its prompt cache (prompt_tokens_details.cached_tokens), 0 when it
+	// reports none.
+	CachedTokens int
 }
 
 // Result is the accumulated assistant message of one call. On error it holds
@@ -106,6 +115,9 @@ type Result struct {
 	Usage        Usage
 	// Model is the model name the server reported.
 	Model string
+	// LogProbs are the log probabilities of the content's tokens, when
+	// asked for (Options.LogProbs) and sent.
+	LogProbs []TokenLogProb
 }
 
 // Client is a chat completion client bound to one configuration.

@@ -19,6 +19,15 @@ type Reply struct {
 	// Chunks, when set, are the content chunks verbatim (Text is then
 	// ignored).
 	Chunks []string
+	// JSON is the content when the request asks for JSON
+	// (response_format json_object or json_schema), streamed in small
+	// fragments. Without it such a request gets a minimal instance of its
+	// json_schema's schema, or {"text": Text} for json_object.
+	JSON string
+	// LogProbs, when set, are the log probabilities of the content chunks
+	// in order (missing ones are computed); by default each is computed
+	// from the token, its position and the request's seed.
+	LogProbs []float64
 	// Reasoning is streamed as reasoning_content, one word per chunk,
 	// before the content.
 	Reasoning string
@@ -65,6 +74,12 @@ type Reply struct {
 	// StreamErrorAfter chunks, then ends the response.
 	StreamError      string
 	StreamErrorAfter int
+	// StreamErrorType and StreamErrorParam are the type (default
+	// server_error) and param of that error event.
+	StreamErrorType  string
+	StreamErrorParam string
+	// ErrorParam is the param of an HTTP error answer (Status).
+	ErrorParam string
 	// HangUp closes the connection without [DONE] after HangUpAfter chunks
 	// (non-streamed: without any response).
 	HangUp      bool
@@ -91,6 +106,8 @@ type ToolCall struct {
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens is reported as prompt_tokens_details.cached_tokens.
+	CachedTokens int
 }
 
 // exchange answers one request.
@@ -104,6 +121,9 @@ type exchange struct {
 	id      string
 	created int64
 	model   string
+	// cached is the prompt tokens of the longest message prefix an
+	// earlier request sent (a provider's prompt cache).
+	cached int
 }
 
 // serve writes the reply; false when the client went away first.
@@ -118,6 +138,7 @@ func (x *exchange) serve() bool {
 	if x.model == "" {
 		x.model = DefaultModel
 	}
+	x.cached = x.s.cachedPrefix(x.req)
 	if rp.Hang && (rp.HangAfter == 0 || !x.req.Stream) {
 		x.s.hang(x.r)
 		return false
@@ -143,7 +164,7 @@ func (x *exchange) serve() bool {
 		if rp.ErrorCode != "" {
 			code = rp.ErrorCode
 		}
-		writeError(x.w, rp.Status, msg, typ, code)
+		writeErrorParam(x.w, rp.Status, msg, typ, code, rp.ErrorParam)
 		return true
 	}
 	if !x.req.Stream {
@@ -158,6 +179,15 @@ func (rp *Reply) content() []string {
 		return rp.Chunks
 	}
 	return words(rp.Text)
+}
+
+// content is the content chunks of the answer to x.req: the reply's, or
+// the JSON the request asked for.
+func (x *exchange) content() []string {
+	if !x.req.WantsJSON() {
+		return x.reply.content()
+	}
+	return fragments(x.jsonAnswer(), 8)
 }
 
 func (tc *ToolCall) fragments() []string {
@@ -191,16 +221,13 @@ func (x *exchange) usage() Usage {
 	}
 	prompt := 0
 	for _, m := range x.req.Messages {
-		prompt += len(strings.Fields(m.Content)) + 4
-		for _, p := range m.MultiContent {
-			prompt += len(strings.Fields(p.Text))
-		}
+		prompt += messageTokens(m)
 	}
-	completion := len(x.reply.content()) + len(words(x.reply.Reasoning))
+	completion := len(x.content()) + len(words(x.reply.Reasoning))
 	for i := range x.reply.ToolCalls {
 		completion += len(x.reply.ToolCalls[i].fragments()) + 1
 	}
-	return Usage{PromptTokens: max(prompt, 1), CompletionTokens: max(completion, 1)}
+	return Usage{PromptTokens: max(prompt, 1), CompletionTokens: max(completion, 1), CachedTokens: x.cached}
 }
 
 // Wire types, in OpenAI's field order.
@@ -258,7 +285,7 @@ func toWireUsage(u Usage) wireUsage {
 	return wireUsage{
 		PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
 		TotalTokens:             u.PromptTokens + u.CompletionTokens,
-		PromptTokensDetails:     map[string]int{"cached_tokens": 0, "audio_tokens": 0},
+		PromptTokensDetails:     map[string]int{"cached_tokens": u.CachedTokens, "audio_tokens": 0},
 		CompletionTokensDetails: map[string]int{"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
 	}
 }
@@ -267,7 +294,7 @@ func toWireUsage(u Usage) wireUsage {
 func (x *exchange) deltas() []any {
 	rp := &x.reply
 	var out []any
-	content := rp.content()
+	content := x.content()
 	reasoning := words(rp.Reasoning)
 	empty := ""
 	tools := x.toolDeltas()
@@ -352,8 +379,14 @@ func (x *exchange) serveStream() bool {
 			Choices: []wireChoice{{Index: 0, Delta: d, FinishReason: finish}}}
 	}
 	var lines []any
+	tok := 0
 	for _, d := range x.deltas() {
-		lines = append(lines, chunk(d, nil))
+		c := chunk(d, nil)
+		if cd, ok := d.(contentDelta); ok && x.req.LogProbs {
+			c.Choices[0].Logprobs = wireLogProbs{Content: []wireLogProb{x.logProb(tok, cd.Content)}}
+			tok++
+		}
+		lines = append(lines, c)
 	}
 	finish := x.finishReason()
 	lines = append(lines, chunk(struct{}{}, &finish))
@@ -377,9 +410,11 @@ func (x *exchange) serveStream() bool {
 			}
 			return x.writeData([]byte("[DONE]"))
 		case rp.StreamError != "" && rp.StreamErrorAfter == i:
-			body, _ := json.Marshal(map[string]any{"error": map[string]any{
-				"message": rp.StreamError, "type": "server_error", "param": nil, "code": nil}})
-			if !x.writeData(body) {
+			typ := rp.StreamErrorType
+			if typ == "" {
+				typ = "server_error"
+			}
+			if !x.writeData(errorObject(rp.StreamError, typ, "", rp.StreamErrorParam)) {
 				return false
 			}
 			return true
@@ -439,7 +474,8 @@ func (x *exchange) serveCompletion() bool {
 		ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 		Annotations      []any          `json:"annotations"`
 	}
-	text := strings.Join(rp.content(), "")
+	content := x.content()
+	text := strings.Join(content, "")
 	m := message{Role: "assistant", ReasoningContent: rp.Reasoning, Annotations: []any{}}
 	if text != "" || len(rp.ToolCalls) == 0 {
 		m.Content = &text
@@ -456,7 +492,7 @@ func (x *exchange) serveCompletion() bool {
 	body, err := json.Marshal(map[string]any{
 		"id": x.id, "object": "chat.completion", "created": x.created, "model": x.model,
 		"choices": []any{map[string]any{
-			"index": 0, "message": m, "logprobs": nil, "finish_reason": x.finishReason(),
+			"index": 0, "message": m, "logprobs": x.completionLogProbs(content), "finish_reason": x.finishReason(),
 		}},
 		"usage":              toWireUsage(x.usage()),
 		"service_tier":       "default",

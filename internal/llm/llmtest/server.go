@@ -44,6 +44,29 @@ type Request struct {
 	MaxCompletionTokens int
 	// Stop is stop as a list (a single string becomes one element).
 	Stop []string
+	// ResponseFormat is response_format as sent (nil when absent); the
+	// server honours it (see Reply.JSON).
+	ResponseFormat *ResponseFormat
+	// LogProbs and TopLogProbs are logprobs and top_logprobs; with
+	// LogProbs every content token comes with its log probability.
+	LogProbs    bool
+	TopLogProbs int
+	// Seed is seed (nil when absent); the same seed gives the same
+	// computed log probabilities and generated JSON.
+	Seed *int64
+	// TopP, PresencePenalty and FrequencyPenalty are as sent (nil when
+	// absent).
+	TopP             *float64
+	PresencePenalty  *float64
+	FrequencyPenalty *float64
+	// LogitBias is logit_bias as sent.
+	LogitBias map[string]float64
+	// ParallelToolCalls is parallel_tool_calls (nil when absent).
+	ParallelToolCalls *bool
+	// ReasoningEffort, Verbosity and User are as sent.
+	ReasoningEffort string
+	Verbosity       string
+	User            string
 	// Header holds the request headers (Authorization included).
 	Header http.Header
 	// Body is the raw request body.
@@ -206,6 +229,38 @@ type wireRequest struct {
 	MaxTokens           int                            `json:"max_tokens"`
 	MaxCompletionTokens int                            `json:"max_completion_tokens"`
 	Stop                json.RawMessage                `json:"stop"`
+	ResponseFormat      *ResponseFormat                `json:"response_format"`
+	LogProbs            bool                           `json:"logprobs"`
+	TopLogProbs         int                            `json:"top_logprobs"`
+	Seed                *int64                         `json:"seed"`
+	TopP                *float64                       `json:"top_p"`
+	PresencePenalty     *float64                       `json:"presence_penalty"`
+	FrequencyPenalty    *float64                       `json:"frequency_penalty"`
+	LogitBias           map[string]float64             `json:"logit_bias"`
+	ParallelToolCalls   *bool                          `json:"parallel_tool_calls"`
+	ReasoningEffort     string                         `json:"reasoning_effort"`
+	Verbosity           string                         `json:"verbosity"`
+	User                string                         `json:"user"`
+}
+
+// ResponseFormat is a request's response_format.
+type ResponseFormat struct {
+	// Type is text, json_object or json_schema.
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema"`
+}
+
+// JSONSchema is the json_schema of a response_format.
+type JSONSchema struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// WantsJSON reports whether the request asked for a JSON answer
+// (json_object or json_schema).
+func (r Request) WantsJSON() bool {
+	return r.ResponseFormat != nil && (r.ResponseFormat.Type == "json_object" || r.ResponseFormat.Type == "json_schema")
 }
 
 func decodeRequest(body []byte) (Request, error) {
@@ -217,6 +272,24 @@ func decodeRequest(body []byte) (Request, error) {
 		Model: w.Model, Messages: w.Messages, Tools: w.Tools, ToolChoice: w.ToolChoice, Stream: w.Stream,
 		StreamOptions: w.StreamOptions, Temperature: w.Temperature,
 		MaxTokens: w.MaxTokens, MaxCompletionTokens: w.MaxCompletionTokens,
+		ResponseFormat: w.ResponseFormat, LogProbs: w.LogProbs, TopLogProbs: w.TopLogProbs, Seed: w.Seed,
+		TopP: w.TopP, PresencePenalty: w.PresencePenalty, FrequencyPenalty: w.FrequencyPenalty,
+		LogitBias: w.LogitBias, ParallelToolCalls: w.ParallelToolCalls, ReasoningEffort: w.ReasoningEffort,
+		Verbosity: w.Verbosity, User: w.User,
+	}
+	if rf := w.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "text", "json_object":
+		case "json_schema":
+			if rf.JSONSchema == nil || rf.JSONSchema.Name == "" {
+				return req, fmt.Errorf("response_format.json_schema.name: required")
+			}
+		default:
+			return req, fmt.Errorf("response_format.type: invalid value %q", rf.Type)
+		}
+	}
+	if w.TopLogProbs != 0 && !w.LogProbs {
+		return req, fmt.Errorf("top_logprobs: logprobs must be true when top_logprobs is set")
 	}
 	if s := bytes.TrimSpace(w.Stop); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
 		var one string
@@ -246,8 +319,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req, reply := s.record(req)
 	if decErr != nil {
-		writeError(w, http.StatusBadRequest, "We could not parse the JSON body of your request: "+decErr.Error(),
-			"invalid_request_error", "")
+		param := ""
+		if i := strings.Index(decErr.Error(), ":"); i > 0 && !strings.HasPrefix(decErr.Error(), "decode") {
+			param = decErr.Error()[:i]
+		}
+		writeErrorParam(w, http.StatusBadRequest, "Invalid request: "+decErr.Error(), "invalid_request_error", "", param)
 		return
 	}
 	x := &exchange{s: s, w: w, r: r, req: req, reply: reply}
@@ -258,13 +334,28 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 
 // writeError answers an OpenAI-shaped error.
 func writeError(w http.ResponseWriter, status int, message, typ, code string) {
-	var c any
+	writeErrorParam(w, status, message, typ, code, "")
+}
+
+// errorObject is OpenAI's {"error":{...}} with param and code null when
+// empty.
+func errorObject(message, typ, code, param string) []byte {
+	var c, p any
 	if code != "" {
 		c = code
 	}
+	if param != "" {
+		p = param
+	}
 	body, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": message, "type": typ, "param": nil, "code": c,
+		"message": message, "type": typ, "param": p, "code": c,
 	}})
+	return body
+}
+
+// writeErrorParam answers an OpenAI-shaped error naming param.
+func writeErrorParam(w http.ResponseWriter, status int, message, typ, code, param string) {
+	body := errorObject(message, typ, code, param)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)

@@ -323,3 +323,99 @@ func TestWordsAndFragments(t *testing.T) {
 		}
 	}
 }
+
+func TestResponseFormatLogprobsSeedCached(t *testing.T) {
+	s := NewServer(t)
+	post := func(body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	schema := `{"type":"object","properties":{"city":{"type":"string","minLength":2},"n":{"type":"integer","minimum":3},"tags":{"type":"array","items":{"$ref":"#/$defs/tag"},"minItems":1},"kind":{"enum":["a","b"]}},"required":["city","n","tags","kind"],"additionalProperties":false,"$defs":{"tag":{"type":"boolean"}}}`
+	out := post(`{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":7,"logprobs":true,"top_logprobs":2,` +
+		`"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":true,"schema":` + schema + `}}}`)
+	choice := out["choices"].([]any)[0].(map[string]any)
+	content := choice["message"].(map[string]any)["content"].(string)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(content), &got); err != nil {
+		t.Fatalf("content %q is not JSON: %v", content, err)
+	}
+	want := map[string]any{"city": "xx", "n": 3.0, "tags": []any{false}, "kind": "a"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("instance %v, want %v", got, want)
+	}
+	lp := choice["logprobs"].(map[string]any)["content"].([]any)
+	first := lp[0].(map[string]any)
+	if first["logprob"].(float64) != LogProb(7, 0, first["token"].(string)) || len(first["top_logprobs"].([]any)) != 2 {
+		t.Fatalf("logprobs %v", first)
+	}
+	req := s.Requests()[0]
+	if *req.Seed != 7 || !req.LogProbs || req.TopLogProbs != 2 || !req.WantsJSON() {
+		t.Fatalf("recorded %+v", req)
+	}
+
+	// json_object, and the same conversation again: its prefix is cached.
+	s.Enqueue(Reply{JSON: `{"ok":true}`})
+	out = post(`{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`)
+	if c := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]; c != `{"ok":true}` {
+		t.Fatalf("content %v", c)
+	}
+	details := out["usage"].(map[string]any)["prompt_tokens_details"].(map[string]any)
+	if details["cached_tokens"].(float64) != 5 {
+		t.Fatalf("cached %v", details)
+	}
+
+	// top_logprobs without logprobs is refused with its param.
+	out = post(`{"model":"m","messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`)
+	if e := out["error"].(map[string]any); e["param"] != "top_logprobs" {
+		t.Fatalf("error %v", e)
+	}
+}
+
+func TestStreamLogprobs(t *testing.T) {
+	s := NewServer(t)
+	s.Enqueue(Reply{Text: "one two", LogProbs: []float64{-0.5}})
+	resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"logprobs":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var lps []float64
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Logprobs *struct {
+					Content []struct {
+						Token   string  `json:"token"`
+						Logprob float64 `json:"logprob"`
+					} `json:"content"`
+				} `json:"logprobs"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Choices) > 0 && c.Choices[0].Logprobs != nil {
+			for _, l := range c.Choices[0].Logprobs.Content {
+				lps = append(lps, l.Logprob)
+			}
+		}
+	}
+	if len(lps) != 2 || lps[0] != -0.5 || lps[1] != LogProb(0, 1, " two") {
+		t.Fatalf("logprobs %v", lps)
+	}
+}
