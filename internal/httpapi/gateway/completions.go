@@ -71,10 +71,16 @@ type (
 		Usage   Usage              `json:"usage"`
 	}
 	completionChoice struct {
-		Index        int       `json:"index"`
-		Message      message   `json:"message"`
-		Logprobs     *struct{} `json:"logprobs"`
-		FinishReason string    `json:"finish_reason"`
+		Index        int           `json:"index"`
+		Message      message       `json:"message"`
+		Logprobs     *logprobsBody `json:"logprobs"`
+		FinishReason string        `json:"finish_reason"`
+	}
+	// logprobsBody is choices[].logprobs: the content tokens' log
+	// probabilities (refusal is always null: a refusal is content here).
+	logprobsBody struct {
+		Content []llm.TokenLogProb `json:"content"`
+		Refusal []llm.TokenLogProb `json:"refusal"`
 	}
 	message struct {
 		Role             string     `json:"role"`
@@ -125,9 +131,11 @@ type completionStream struct {
 	created      int64
 	model        string
 	includeUsage bool
-	act          activity
-	text         steps
-	tokens       *tokenChunks
+	// logprobs: content chunks carry the model's log probabilities.
+	logprobs bool
+	act      activity
+	text     steps
+	tokens   *tokenChunks
 	// calls are the client tool calls streamed so far, by message id and
 	// index in the model's message; each gets the next OpenAI index.
 	calls map[callKey]*clientCall
@@ -165,6 +173,10 @@ func (cs *completionStream) emit(ev agent.Event) {
 func (cs *completionStream) send(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventContent:
+		if cs.logprobs {
+			cs.st.sendData(cs.tokens.contentLogprobs(cs.text.text(ev), ev.LogProbs))
+			return
+		}
 		cs.st.sendData(cs.tokens.content(cs.text.text(ev)))
 		return
 	case agent.EventReasoning:
@@ -217,7 +229,7 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 	ctx, cancel := g.runContext(r)
 	defer cancel()
 	cs := &completionStream{id: completionID(), created: g.o.Now().Unix(), model: model, includeUsage: rr.includeUsage,
-		noToolCalls: rr.toolCallsOff()}
+		noToolCalls: rr.toolCallsOff(), logprobs: rr.logprobs}
 	cs.tokens = newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
 	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a), opened: func() {
 		_ = cs.st.s.QueueData(cs.tokens.role())
@@ -305,8 +317,15 @@ func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model str
 	}()
 	var act activity
 	var reasoning []byte
+	var lp *logprobsBody
+	if rr.logprobs {
+		lp = &logprobsBody{Content: []llm.TokenLogProb{}}
+	}
 	res := g.runToEnd(ctx, w, r, rr.req, func(ev agent.Event) {
 		reasoning = append(reasoning, act.text(ev)...)
+		if lp != nil && ev.Type == agent.EventContent {
+			lp.Content = append(lp.Content, ev.LogProbs...)
+		}
 	})
 	if res == nil {
 		return
@@ -323,7 +342,7 @@ func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model str
 	}
 	writeJSON(w, completion{
 		ID: completionID(), Object: "chat.completion", Created: g.o.Now().Unix(), Model: model,
-		Choices: []completionChoice{{Message: msg, FinishReason: finish}},
+		Choices: []completionChoice{{Message: msg, Logprobs: lp, FinishReason: finish}},
 		Usage:   usageOf(res.Usage),
 	})
 }

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"agentchat/internal/jsonstr"
+	"agentchat/internal/llm"
 )
 
 // tokenChunks encodes the chunks of one stream without reflection: the
@@ -88,6 +90,31 @@ func (t *tokenChunks) encode(key, text string) []byte {
 	b = append(b, key...)
 	b = jsonstr.Append(b, text)
 	b = append(b, t.suffix...)
+	t.buf = b
+	return b
+}
+
+// contentLogprobs returns the chunk of a content delta with the log
+// probabilities of its tokens (an empty list when the model sent none).
+func (t *tokenChunks) contentLogprobs(text string, lp []llm.TokenLogProb) []byte {
+	if lp == nil {
+		lp = []llm.TokenLogProb{}
+	}
+	enc, err := json.Marshal(lp)
+	if err != nil {
+		// Not expected (a NaN logprob): the content without them.
+		return t.content(text)
+	}
+	b := append(t.buf[:0], t.prefix...)
+	b = append(b, `"content":`...)
+	b = jsonstr.Append(b, text)
+	b = append(b, `},"logprobs":{"content":`...)
+	b = append(b, enc...)
+	b = append(b, `,"refusal":null},"finish_reason":null}]`...)
+	if t.usage {
+		b = append(b, `,"usage":null`...)
+	}
+	b = append(b, '}')
 	t.buf = b
 	return b
 }

@@ -213,10 +213,11 @@ func runError(err error) *apiError {
 const codeClientClosed = "client_closed_request"
 
 // llmError maps an LLM provider failure: the provider's throttling is the
-// client's 429, its refusal of the request a 400, anything else a 502/504
-// (the gateway's upstream failed).
+// client's 429, its refusal of the request a 400 (with the param it named,
+// e.g. a response_format or seed it does not support), anything else a
+// 502/504 (the gateway's upstream failed).
 func llmError(le *llm.Error) *apiError {
-	e := &apiError{Message: le.UserMessage(), Code: "llm_" + string(le.Kind)}
+	e := &apiError{Message: le.UserMessage(), Code: "llm_" + string(le.Kind), Param: le.Param}
 	switch le.Kind {
 	case llm.KindRateLimit:
 		e.Status, e.RetryAfter = http.StatusTooManyRequests, le.RetryAfter

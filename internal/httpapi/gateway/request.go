@@ -29,8 +29,11 @@ const (
 )
 
 // ChatCompletionRequest is the body of POST /v1/chat/completions, OpenAI's
-// Chat Completions request. Fields not listed here (top_p, user, seed,
-// response_format, ...) are accepted and ignored.
+// Chat Completions request. Every field that changes the answer is
+// forwarded to the model or refused with a 400 naming it (README.md has
+// the table); fields that do not change the answer (store, metadata,
+// service_tier, prompt_cache_key, safety_identifier, prediction) and
+// unknown fields are accepted and ignored.
 //
 //   - agent_id, then model, select the agent; an unknown or missing one
 //     runs the fallback agent (naked), so "gpt-3.5-turbo" works.
@@ -55,6 +58,15 @@ const (
 //     made to call the agent can answer. Anything else, or a function the
 //     run does not offer, is a 400 about tool_choice.
 //   - n other than 1 is refused.
+//   - top_p, seed, presence_penalty, frequency_penalty, logit_bias,
+//     logprobs, top_logprobs, response_format, parallel_tool_calls,
+//     reasoning_effort, verbosity and user (ModelOptions): validated and
+//     sent on every LLM call of the run; response_format thus shapes the
+//     final answer (the provider applies it to content, not tool calls),
+//     and with logprobs the model's log probabilities come back in
+//     choices[].logprobs of every content chunk and of the message.
+//   - audio, modalities other than ["text"], functions, function_call and
+//     web_search_options are refused (Unsupported).
 //   - copilot_mode (an extension): the gns3-copilot's mode for this
 //     request, teaching_assistant (the default) or lab_automation_assistant.
 type ChatCompletionRequest struct {
@@ -71,6 +83,8 @@ type ChatCompletionRequest struct {
 	ToolChoice          json.RawMessage `json:"tool_choice"`
 	N                   *int64          `json:"n"`
 	CopilotMode         string          `json:"copilot_mode"`
+	ModelOptions
+	Unsupported
 }
 
 // StreamOptions are the stream_options of a completion request.
@@ -121,7 +135,11 @@ type FunctionSpec struct {
 // new user message (≤ 32 KiB); messages, in the Chat Completions format, is
 // the history before it. At least one of the two is required; with both,
 // message is appended after messages. temperature (0..2), max_tokens (≥ 1)
-// and stop are optional, and copilot_mode as for completions; other fields
+// and stop are optional, and copilot_mode and the ModelOptions as for
+// completions, but for logprobs and top_logprobs (the token stream has no
+// place for them: use /v1/chat/completions); they and the fields of
+// completions these routes cannot honour (tools, tool_choice, n > 1 and
+// the Unsupported ones) are refused with a 400 naming them. Other fields
 // are ignored.
 type ChatRequest struct {
 	AgentID     string          `json:"agent_id"`
@@ -132,6 +150,13 @@ type ChatRequest struct {
 	MaxTokens   *int64          `json:"max_tokens"`
 	Stop        json.RawMessage `json:"stop"`
 	CopilotMode string          `json:"copilot_mode"`
+	// MaxCompletionTokens is the newer name of max_tokens.
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	N                   *int64          `json:"n"`
+	ModelOptions
+	Unsupported
 }
 
 // runRequest is a validated request of any chat route.
@@ -140,7 +165,9 @@ type runRequest struct {
 	agentID, model string
 	stream         bool
 	includeUsage   bool
-	req            agent.StatelessRequest
+	// logprobs: the client asked for the model's log probabilities.
+	logprobs bool
+	req      agent.StatelessRequest
 }
 
 // decode reads the JSON body into dst (unknown fields tolerated).
@@ -157,6 +184,14 @@ func (c *ChatCompletionRequest) validate() (*runRequest, error) {
 	if c.N != nil && *c.N != 1 {
 		return nil, invalid("n", "Only n=1 is supported (got %d).", *c.N)
 	}
+	if err := c.Unsupported.check(); err != nil {
+		return nil, err
+	}
+	opts, err := c.ModelOptions.convert()
+	if err != nil {
+		return nil, err
+	}
+	rr.req.Options, rr.logprobs = opts, opts.LogProbs
 	msgs, err := convertMessages(c.Messages, "messages")
 	if err != nil {
 		return nil, err
@@ -208,6 +243,26 @@ func copilotMode(s string) (string, error) {
 // validate checks a /v1/chat request and converts it.
 func (c *ChatRequest) validate() (*runRequest, error) {
 	rr := &runRequest{agentID: c.AgentID, model: c.Model}
+	switch {
+	case c.N != nil && *c.N != 1:
+		return nil, invalid("n", "Only n=1 is supported (got %d).", *c.N)
+	case set(c.Tools):
+		return nil, invalid("tools", "'tools' is not supported here: use /v1/chat/completions for client tools.")
+	case set(c.ToolChoice):
+		return nil, invalid("tool_choice", "'tool_choice' is not supported here: use /v1/chat/completions.")
+	case c.Logprobs != nil && *c.Logprobs:
+		return nil, invalid("logprobs", "'logprobs' is not supported here: use /v1/chat/completions.")
+	case c.TopLogprobs != nil && *c.TopLogprobs != 0:
+		return nil, invalid("top_logprobs", "'top_logprobs' is not supported here: use /v1/chat/completions.")
+	}
+	if err := c.Unsupported.check(); err != nil {
+		return nil, err
+	}
+	opts, err := c.ModelOptions.convert()
+	if err != nil {
+		return nil, err
+	}
+	rr.req.Options = opts
 	msgs, err := convertMessages(c.Messages, "messages")
 	if err != nil {
 		return nil, err
@@ -229,10 +284,14 @@ func (c *ChatRequest) validate() (*runRequest, error) {
 	if rr.req.Temperature, err = temperature(c.Temperature); err != nil {
 		return nil, err
 	}
-	if c.MaxTokens != nil {
-		if rr.req.MaxTokens, err = maxTokens("max_tokens", *c.MaxTokens); err != nil {
-			return nil, err
-		}
+	switch {
+	case c.MaxCompletionTokens != nil:
+		rr.req.MaxTokens, err = maxTokens("max_completion_tokens", *c.MaxCompletionTokens)
+	case c.MaxTokens != nil:
+		rr.req.MaxTokens, err = maxTokens("max_tokens", *c.MaxTokens)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if rr.req.Stop, err = stopList(c.Stop); err != nil {
 		return nil, err

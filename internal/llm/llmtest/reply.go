@@ -184,7 +184,8 @@ func (rp *Reply) content() []string {
 // content is the content chunks of the answer to x.req: the reply's, or
 // the JSON the request asked for.
 func (x *exchange) content() []string {
-	if !x.req.WantsJSON() {
+	if !x.req.WantsJSON() || (x.reply.JSON == "" && len(x.reply.ToolCalls) > 0) {
+		// A tool-calling step has no content to shape.
 		return x.reply.content()
 	}
 	return fragments(x.jsonAnswer(), 8)
