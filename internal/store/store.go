@@ -289,6 +289,8 @@ type APIKey struct {
 	ExpiresAt time.Time // zero: never
 	RevokedAt time.Time // zero: active
 	LastUsed  time.Time
+	// Limits are the key's own limits (see ratelimits.go).
+	Limits KeyLimits
 }
 
 // APIKeys stores API keys.
@@ -316,6 +318,8 @@ type Store interface {
 	TurnSlots
 	APIKeys
 	LLMConfigs
+	APIKeyLimits
+	RateCounters
 	// Close releases the store's resources.
 	Close() error
 }

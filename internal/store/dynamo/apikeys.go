@@ -27,6 +27,10 @@ const (
 	kExpiresAt = "expires_at"
 	kRevokedAt = "revoked_at"
 	kLastUsed  = "last_used"
+	// Limits (see ratelimits.go), on both items; absent: none.
+	kMaxParallel = "max_parallel"
+	kRPM         = "rpm"
+	kTPM         = "tpm"
 )
 
 func apiKeyAttrs(it item, k *store.APIKey) {
@@ -39,6 +43,7 @@ func apiKeyAttrs(it item, k *store.APIKey) {
 	putTime(it, kExpiresAt, k.ExpiresAt)
 	putTime(it, kRevokedAt, k.RevokedAt)
 	putTime(it, kLastUsed, k.LastUsed)
+	putLimits(it, k.Limits)
 }
 
 func apiKeyFromItem(it item) (*store.APIKey, error) {
@@ -60,6 +65,10 @@ func apiKeyFromItem(it item) (*store.APIKey, error) {
 		if *f.dst, err = getTime(it, f.name); err != nil {
 			return nil, fmt.Errorf("decode API key %s: %w", k.ID, err)
 		}
+	}
+	var err2 error
+	if k.Limits, err2 = getLimits(it); err2 != nil {
+		return nil, fmt.Errorf("decode API key %s: %w", k.ID, err2)
 	}
 	return k, nil
 }

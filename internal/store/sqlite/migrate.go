@@ -152,6 +152,20 @@ CREATE TABLE llm_config_default_refs (
 
 CREATE INDEX llm_config_default_refs_by_config ON llm_config_default_refs (ref_kind, group_id, config_id);
 `,
+	// API keys' own limits, and the rate counters (store.RateCounters).
+	`
+ALTER TABLE api_keys ADD COLUMN max_parallel INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_keys ADD COLUMN rpm INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_keys ADD COLUMN tpm INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE rate_counters (
+	name      TEXT    NOT NULL,
+	win_start INTEGER NOT NULL,
+	count     INTEGER NOT NULL,
+	expires   INTEGER NOT NULL,
+	PRIMARY KEY (name, win_start)
+) WITHOUT ROWID;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,
