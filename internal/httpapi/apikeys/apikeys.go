@@ -8,6 +8,11 @@
 //	GET    /v3/access/users/{user_id}/api-keys            list   → 200 []Key (no secrets, with last use)
 //	DELETE /v3/access/users/{user_id}/api-keys            revoke all → 200 {"revoked": n}
 //	DELETE /v3/access/users/{user_id}/api-keys/{key_id}   revoke one → 204
+//	PATCH  /v3/access/users/{user_id}/api-keys/{key_id}   change its limits → 200 Key
+//
+// A key may carry its own limits (LimitsRequest): max_parallel (turns at
+// once, replacing MAX_TURNS_PER_USER for the key), rpm and tpm (requests
+// and tokens per minute), enforced on /v1 on every instance.
 //
 // {user_id} is "me", the caller's own id or, with a GNS3 controller
 // (Options.Users), the caller's GNS3 user_id (package userpath); any other
@@ -104,6 +109,7 @@ func (h *Handlers) Routes() []httpapi.Route {
 		{Method: http.MethodGet, Path: PathKeys, Handler: h.list},
 		{Method: http.MethodDelete, Path: PathKeys, Handler: h.revokeAll},
 		{Method: http.MethodDelete, Path: PathKey, Handler: h.revoke},
+		{Method: http.MethodPatch, Path: PathKey, Handler: h.setLimits},
 	}
 }
 
@@ -123,6 +129,7 @@ type CreateRequest struct {
 	// string is told apart from a whole number (see days).
 	ExpiresInDays json.RawMessage `json:"expires_in_days"`
 	ExpiresAt     *string         `json:"expires_at"`
+	LimitsRequest
 }
 
 // days reads expires_in_days: ok is false when it is absent or null; a
@@ -159,6 +166,7 @@ type KeyCreated struct {
 	Prefix    string  `json:"prefix"`
 	CreatedAt string  `json:"created_at"`
 	ExpiresAt *string `json:"expires_at"`
+	Limits
 }
 
 // Key is a listed key (never its secret). LastUsedAt is the last recorded
@@ -173,6 +181,7 @@ type Key struct {
 	ExpiresAt  *string `json:"expires_at"`
 	RevokedAt  *string `json:"revoked_at"`
 	LastUsedAt *string `json:"last_used_at"`
+	Limits
 }
 
 // msgOthersKeys refuses a {user_id} that is not the caller.
@@ -251,6 +260,11 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	limits, err := body.LimitsRequest.apply(store.KeyLimits{})
+	if err != nil {
+		httpapi.Fail(w, r, err)
+		return
+	}
 	existing, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
 	if err != nil {
 		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
@@ -271,7 +285,8 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	k := &store.APIKey{ID: h.o.NewID(), UserID: id.UserID, Name: name, Hash: hash, Prefix: prefix, CreatedAt: now, ExpiresAt: expires}
+	k := &store.APIKey{ID: h.o.NewID(), UserID: id.UserID, Name: name, Hash: hash, Prefix: prefix, CreatedAt: now, ExpiresAt: expires,
+		Limits: limits}
 	if err := h.keys.CreateAPIKey(r.Context(), k); err != nil {
 		if se := httpapi.LimitFailure(err); se != nil {
 			httpapi.Fail(w, r, se)
@@ -284,7 +299,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusCreated, KeyCreated{
 		ID: k.ID, Name: k.Name, Key: secret, Prefix: k.Prefix,
-		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
+		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt), Limits: limitsOf(k.Limits),
 	})
 }
 
@@ -302,12 +317,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	now := h.o.Now()
 	out := make([]Key, 0, len(keys))
 	for i := range keys {
-		k := &keys[i]
-		out = append(out, Key{
-			ID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: status(k, now),
-			CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
-			RevokedAt: optTime(k.RevokedAt), LastUsedAt: optTime(k.LastUsed),
-		})
+		out = append(out, keyOf(&keys[i], now))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
@@ -385,4 +395,13 @@ func optTime(t time.Time) *string {
 	}
 	s := sessions.Timestamp(t)
 	return &s
+}
+
+// keyOf is the listed form of k at now.
+func keyOf(k *store.APIKey, now time.Time) Key {
+	return Key{
+		ID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: status(k, now),
+		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
+		RevokedAt: optTime(k.RevokedAt), LastUsedAt: optTime(k.LastUsed), Limits: limitsOf(k.Limits),
+	}
 }
