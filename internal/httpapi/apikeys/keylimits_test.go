@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"agentchat/internal/httpapi/apitest"
 	"agentchat/internal/httpapi/apikeys"
+	"agentchat/internal/httpapi/apitest"
 )
 
 func TestKeyLimitsCreateAndPatch(t *testing.T) {
