@@ -1,7 +1,6 @@
 package localserver
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -132,39 +131,9 @@ func (l *copilotLab) abort(sessionID string) int {
 // lines, stop at done or error) and calls each(ev) as events arrive.
 func (l *copilotLab) stream(body map[string]any, each func(sse)) []sse {
 	l.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, l.url+"/v3/projects/"+l.project+"/chat/stream", bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+l.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(resp.Body)
-		l.t.Fatalf("stream: %d %s", resp.StatusCode, msg)
-	}
-	var out []sse
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev sse
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			l.t.Fatalf("bad event %q: %v", data, err)
-		}
-		ev.at = time.Now()
-		out = append(out, ev)
-		if each != nil {
-			each(ev)
-		}
-		if ev.Type == "done" {
-			break
-		}
+	status, out := l.post("/v3/projects/"+l.project+"/chat/stream", body, each)
+	if status != http.StatusOK {
+		l.t.Fatalf("stream: %d", status)
 	}
 	if len(out) == 0 || out[len(out)-1].Type != "done" {
 		l.t.Fatalf("stream did not end with done: %+v", out)

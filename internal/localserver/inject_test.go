@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"agentchat/internal/agents"
 	"agentchat/internal/llm/llmtest"
@@ -45,6 +46,7 @@ func (l *copilotLab) post(path string, body map[string]any, each func(sse)) (int
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
 			l.t.Fatalf("bad event %q: %v", data, err)
 		}
+		ev.at = time.Now()
 		out = append(out, ev)
 		if each != nil {
 			each(ev)
