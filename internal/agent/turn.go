@@ -71,11 +71,10 @@ type Turn struct {
 	// pending is the creation of a new session running beside the turn's
 	// first LLM call (nil once it is not: an existing session).
 	pending *pendingCreate
-	// history is the session's history read with its lease (hasHistory),
-	// by a store that does both at once (store.TurnOpener).
-	history    []store.Message
-	hasHistory bool
-	owner      string
+	// opened is the session opened by store.OpenTurn (nil while pending),
+	// which gives its history.
+	opened *store.OpenedTurn
+	owner  string
 	// mode is the turn's resolved agent mode (empty without modes).
 	mode    string
 	started atomic.Bool
@@ -100,12 +99,12 @@ func (t *Turn) Mode() string { return t.mode }
 // new or loads it (store.ErrNotFound when it belongs to someone else), and
 // takes the session's lease (a *store.LeaseHeldError when a turn is
 // already running). The LLM resolution, the slot (usually one write; taken
-// inline when the store counts slots in memory), the session read and the
-// lease acquisition run in parallel: an existing
-// session costs one round trip of store calls. A new session (generated
-// id) is created once the LLM and the slot are known to be there, with
-// its lease in one write (store.CreateLeasedSession), which runs beside
-// the turn's first LLM call (see createBeside).
+// inline when the store counts slots in memory) and the opening of the
+// session (store.OpenTurn: one write, or the session read and the lease
+// at once) run in parallel: an existing session costs one round trip of
+// store calls. A missing session is created once the LLM and the slot are
+// known to be there, with its lease; one with a generated id in one write
+// beside the turn's first LLM call (see createBeside).
 func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if r.o.Store == nil {
 		return nil, errors.New("agent runtime: no store configured")
@@ -171,166 +170,37 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	return t, nil
 }
 
-// open loads or creates the session and acquires its lease. A new session
-// is created with its lease already held, in one store write. For a
-// client-made thread id, the session read and the lease acquisition run in
-// parallel first; as soon as either finds no session, it is created (so a
-// new session costs two sequential store calls, an existing one one).
+// open opens the turn on its session with store.OpenTurn: it loads or
+// creates the session and takes its lease. The creation of a missing
+// session waits for t.ready (inside the store's write when it has one),
+// so that a refused turn leaves nothing behind. A new session with a
+// generated id is created beside the turn (createBeside).
 func (t *Turn) open(ctx context.Context) error {
-	st, k := t.r.o.Store, &t.req.Key
+	k := &t.req.Key
 	if k.ThreadID == "" {
 		k.ThreadID = t.r.o.NewID()
 		return t.createBeside(ctx)
 	}
-	if oc, ok := store.Capability[store.TurnOpenCreator](st); ok {
-		return t.openOrCreate(ctx, oc)
-	}
-	if op, ok := store.Capability[store.TurnOpener](st); ok {
-		return t.openAtOnce(ctx, op)
-	}
-	key := *k
-	type got struct {
-		s   *store.Session
-		err error
-	}
-	loaded := make(chan got, 1)
-	leased := make(chan error, 1)
-	go func() {
-		s, err := st.GetSession(ctx, key)
-		loaded <- got{s, err}
-	}()
-	go func() { leased <- st.AcquireLease(ctx, key, t.owner, t.r.o.LeaseTTL) }()
-
-	// Wait for both, or for the first sign that the session is missing.
-	var (
-		sess       *store.Session
-		gerr, lerr error
-		gotS, gotL bool
-	)
-	waitLoad := func() {
-		if !gotS {
-			g := <-loaded
-			sess, gerr, gotS = g.s, g.err, true
-		}
-	}
-	waitLease := func() {
-		if !gotL {
-			lerr, gotL = <-leased, true
-		}
-	}
-	missing := func() bool {
-		if gotS && errors.Is(gerr, store.ErrNotFound) {
-			return true
-		}
-		// A lease refused for a missing session, unless the read already
-		// found it (then it appeared in between: acquire again below).
-		return gotL && errors.Is(lerr, store.ErrNotFound) && !(gotS && gerr == nil)
-	}
-	for !(gotS && gotL) && !missing() {
-		select {
-		case g := <-loaded:
-			sess, gerr, gotS = g.s, g.err, true
-		case lerr = <-leased:
-			gotL = true
-		}
-	}
-
-	if missing() {
-		cerr := t.create(ctx)
-		// No store call of this turn outlives open: a late AcquireLease
-		// could otherwise land after the turn's release.
-		waitLease()
-		waitLoad()
-		switch {
-		case cerr == nil:
-			// The parallel AcquireLease failed, or ran after the create
-			// and renewed this turn's own lease.
-			return nil
-		case errors.Is(cerr, store.ErrExists):
-			// Created meanwhile, or another user's thread id.
-			return t.loadExisting(ctx, lerr == nil)
-		default:
-			if lerr == nil {
-				t.release(ctx)
-			}
-			return cerr
-		}
-	}
-
-	switch {
-	case gerr == nil:
-		t.session = sess
-		if errors.Is(lerr, store.ErrNotFound) {
-			// The session appeared between the two calls.
-			lerr = st.AcquireLease(ctx, *k, t.owner, t.r.o.LeaseTTL)
-		}
-		if lerr != nil {
-			return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, lerr)
-		}
-		return nil
-	case lerr == nil:
-		t.release(ctx)
-	}
-	return fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
-}
-
-// openAtOnce is open on a store that takes the lease and reads the session
-// and its history in one call; the session is created when it is missing.
-func (t *Turn) openAtOnce(ctx context.Context, op store.TurnOpener) error {
-	k := t.req.Key
-	sess, hist, err := op.OpenTurn(ctx, k, t.owner, t.r.o.LeaseTTL, t.r.o.MaxHistory)
-	switch {
-	case err == nil:
-		t.session, t.history, t.hasHistory = sess, hist, true
-		return nil
-	case errors.Is(err, store.ErrNotFound):
-		cerr := t.create(ctx)
-		if errors.Is(cerr, store.ErrExists) {
-			// Created meanwhile, or another user's thread id.
-			return t.loadExisting(ctx, false)
-		}
-		return cerr
-	}
-	return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)
-}
-
-// openOrCreate opens the turn on its session, or creates the session when
-// it is missing, in one store write; the creation waits for t.ready inside
-// it, so that a refused turn leaves nothing behind.
-func (t *Turn) openOrCreate(ctx context.Context, oc store.TurnOpenCreator) error {
-	k := t.req.Key
-	sess, hist, created, err := oc.OpenOrCreateTurn(ctx, k, t.owner, t.r.o.LeaseTTL, t.r.o.MaxHistory, func() (*store.Session, error) {
+	o, err := store.OpenTurn(ctx, t.r.o.Store, t.opening(func() (*store.Session, error) {
 		if err := t.ready(); err != nil {
 			return nil, err
 		}
 		return t.newSession(), nil
-	})
-	switch {
-	case err == nil && created:
-		t.session, t.created = sess, true
-		return nil
-	case err == nil:
-		t.session, t.history, t.hasHistory = sess, hist, true
-		return nil
-	case errors.Is(err, store.ErrExists):
-		// Created meanwhile, or another user's thread id.
-		return t.loadExisting(ctx, false)
-	}
-	return err
-}
-
-// create stores the new session with its lease held by the turn, in one
-// write; store.ErrExists when the thread id is taken.
-func (t *Turn) create(ctx context.Context) error {
-	if err := t.ready(); err != nil {
+	}))
+	if err != nil {
 		return err
 	}
-	s := t.newSession()
-	if err := t.r.o.Store.CreateLeasedSession(ctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
-		return fmt.Errorf("create session %s: %w", s.ThreadID, err)
-	}
-	t.session, t.created = s, true
+	t.opened, t.session, t.created = o, o.Session, o.Created
 	return nil
+}
+
+// opening is the store.OpenTurn of the turn; newSession makes the session
+// to create when it is missing.
+func (t *Turn) opening(newSession func() (*store.Session, error)) store.TurnOpening {
+	return store.TurnOpening{
+		Key: t.req.Key, Owner: t.owner, TTL: t.r.o.LeaseTTL,
+		HistoryLimit: t.r.o.MaxHistory, NewSession: newSession,
+	}
 }
 
 // newSession is the session a turn creates (once t.ready succeeded).
@@ -369,14 +239,16 @@ func (t *Turn) createBeside(ctx context.Context) error {
 	t.session, t.created = s, true
 	p := &pendingCreate{done: make(chan struct{})}
 	t.pending = p
+	op := t.opening(func() (*store.Session, error) { return s, nil })
+	op.Fresh = true
 	go func() {
 		defer close(p.done)
 		// The write outlives the request's cancellation: the turn ends
 		// (and releases the lease) either way.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 		defer cancel()
-		if err := t.r.o.Store.CreateLeasedSession(wctx, s, t.owner, t.r.o.LeaseTTL); err != nil {
-			p.err = fmt.Errorf("%w: create session %s: %w", errNotCreated, s.ThreadID, err)
+		if _, err := store.OpenTurn(wctx, t.r.o.Store, op); err != nil {
+			p.err = fmt.Errorf("%w: %w", errNotCreated, err)
 		}
 	}()
 	return nil
@@ -390,29 +262,6 @@ func (t *Turn) createErr() error {
 	}
 	<-t.pending.done
 	return t.pending.err
-}
-
-// loadExisting loads a session that create found already there and takes
-// its lease unless held already says the turn has it. A thread id taken by
-// another user is store.ErrNotFound; one created concurrently by the same
-// user is loaded.
-func (t *Turn) loadExisting(ctx context.Context, held bool) error {
-	st, k := t.r.o.Store, t.req.Key
-	s, err := st.GetSession(ctx, k)
-	if err != nil {
-		if held {
-			t.release(ctx)
-		}
-		return fmt.Errorf("load session %s: %w", k.ThreadID, err)
-	}
-	t.session = s
-	if held {
-		return nil
-	}
-	if err := st.AcquireLease(ctx, k, t.owner, t.r.o.LeaseTTL); err != nil {
-		return fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)
-	}
-	return nil
 }
 
 // Release frees the turn's lease without running it. Call it when a
@@ -429,8 +278,8 @@ func (t *Turn) Release(ctx context.Context) error {
 	return t.r.o.Store.ReleaseLease(context.WithoutCancel(ctx), t.req.Key, t.owner)
 }
 
-// release frees the lease taken by open (when open fails after taking it,
-// or when the turn ends without its store's one-step finish); ctx gives
+// release frees the lease taken by open when StartTurn fails after
+// taking it, or when the session was deleted during the turn; ctx gives
 // the values of the request (its cancellation is ignored).
 func (t *Turn) release(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
@@ -463,11 +312,10 @@ type turnRun struct {
 
 	stats store.TurnStats
 
-	// finisher is the store's one-step end of a turn, if it has one: the
-	// final answer then waits in final and is stored by finish, with the
-	// statistics and the release of the lease, in one write.
-	finisher store.TurnFinisher
-	final    *store.Message
+	// final is the final answer, stored by finish with the statistics and
+	// the release of the lease (store.FinishTurn: one write when the store
+	// has it).
+	final *store.Message
 }
 
 // Run executes the turn, calling emit for each event in order and from one
@@ -481,7 +329,6 @@ type turnRun struct {
 // failure, a store failure and MaxSteps end it with an EventError.
 func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	tr := &turnRun{t: t, base: ctx, stats: store.TurnStats{Turns: 1}, userKick: make(chan struct{})}
-	tr.finisher, _ = store.Capability[store.TurnFinisher](t.r.o.Store)
 	em := &emitter{fn: func(e Event) {
 		tr.kickUser()
 		emit(e)
@@ -549,12 +396,12 @@ func (tr *turnRun) run() string {
 	var hist []store.Message
 	var histErr error
 	var wg sync.WaitGroup
-	if t.hasHistory {
-		hist = t.history
-	} else if !t.created {
-		wg.Go(func() {
-			hist, histErr = o.Store.ListMessages(ctx, t.req.Key, o.MaxHistory)
-		})
+	switch {
+	case t.opened == nil: // created beside the turn: no history
+	case t.opened.HistoryLoaded():
+		hist, histErr = t.opened.History(ctx)
+	default:
+		wg.Go(func() { hist, histErr = t.opened.History(ctx) })
 	}
 	su, perr := t.r.prepare(ctx, t.agent, TurnInfo{ProjectID: t.req.Key.ProjectID, UserID: t.req.Key.UserID, Mode: t.mode})
 	wg.Wait()
@@ -796,7 +643,7 @@ func (tr *turnRun) saveAssistant(id string, res *llm.Result, interrupted bool) e
 	if len(meta) > 0 {
 		m.Metadata = meta
 	}
-	if tr.finisher != nil && !interrupted && len(res.ToolCalls) == 0 && !tr.wantsTitle() {
+	if !interrupted && len(res.ToolCalls) == 0 && !tr.wantsTitle() {
 		// The final answer: finish stores it (unless a title is made
 		// first, an LLM call that the answer is not kept waiting for).
 		tr.final = &m
@@ -823,10 +670,11 @@ func (tr *turnRun) saveTools(results []toolResult) error {
 	return tr.persist(msgs)
 }
 
-// finish writes the turn's statistics once (with the final answer when it
-// waits in tr.final) and releases the lease, with a context that outlives
-// the turn's, and returns the error text to report: errMsg, or a failure
-// to store the final answer. A deleted session gets no statistics.
+// finish writes the turn's statistics once, with the final answer when it
+// waits in tr.final, and releases the lease (store.FinishTurn), with a
+// context that outlives the turn's, and returns the error text to report:
+// errMsg, or a failure to store the final answer. A deleted session gets
+// no statistics.
 func (tr *turnRun) finish(errMsg string) string {
 	t, log := tr.t, tr.t.r.log
 	tr.waitUser()
@@ -857,44 +705,24 @@ func (tr *turnRun) finish(errMsg string) string {
 		t.release(ctx)
 		return errMsg
 	}
-	if tr.finisher != nil {
-		stats := tr.stats
-		var msgs []store.Message
-		if m := tr.final; m != nil {
-			msgs = []store.Message{*m}
-			stats.Messages++
-			if m.CreatedAt.After(stats.LastMessageAt) {
-				stats.LastMessageAt = m.CreatedAt
-			}
-		}
-		if errMsg != "" {
-			stats.Errors = 1
-		}
-		_, err := tr.finisher.FinishTurn(ctx, t.req.Key, t.owner, msgs, stats)
-		switch {
-		case err == nil:
-			return errMsg
-		case errors.Is(err, store.ErrNotFound):
-			deleted()
-			return errMsg
-		}
+	var msgs []store.Message
+	if m := tr.final; m != nil {
+		msgs = []store.Message{*m}
+	}
+	stats := tr.stats
+	if errMsg != "" {
+		stats.Errors = 1
+	}
+	out, err := store.FinishTurn(ctx, t.r.o.Store, t.req.Key, t.owner, msgs, stats)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		deleted()
+	case err != nil:
 		log.ErrorContext(ctx, "finish turn", "session", t.req.Key.ThreadID, "err", err)
-		if len(msgs) > 0 && errMsg == "" {
+		if len(msgs) > 0 && out == nil && errMsg == "" {
 			errMsg = saveFailedText
 		}
-		// What can still be stored is, call by call.
 	}
-	if errMsg != "" {
-		tr.stats.Errors = 1
-	}
-	if err := t.r.o.Store.AddTurnStats(ctx, t.req.Key, tr.stats); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			deleted()
-		} else {
-			log.ErrorContext(ctx, "write turn statistics", "session", t.req.Key.ThreadID, "err", err)
-		}
-	}
-	t.release(ctx)
 	return errMsg
 }
 

@@ -9,9 +9,10 @@ import (
 // read the session and its history, append the messages, add the
 // statistics and release the lease. A store whose writes are transactions
 // on one database (SQLite) can make several of them one transaction, which
-// costs less than each alone; the optional interfaces below say so, and the
-// agent runtime uses them when the store has them (see Capability). A
-// store without them is used call by call, as the interfaces above define.
+// costs less than each alone; the optional interfaces below say so, and
+// OpenTurn and FinishTurn (turn.go) use them when the store has them (see
+// Capability). A store without them is used call by call, as the
+// interfaces above define.
 
 // TurnOpener is a Store that opens a turn on an existing session in one
 // step.

@@ -10,8 +10,9 @@ import (
 
 // ---- the optional one-step turn calls (store.TurnOpener, store.TurnOpenCreator, store.TurnFinisher) ----
 
-// oneStepTests are the tests of the optional interfaces, run by Run; a
-// store without one skips its test.
+// oneStepTests are the tests of the optional interfaces, run by Run (a
+// store without one skips its test), and of store.OpenTurn and
+// store.FinishTurn, which use them (turn.go).
 var oneStepTests = []struct {
 	name string
 	fn   func(t *testing.T, s store.Store)
@@ -19,6 +20,9 @@ var oneStepTests = []struct {
 	{"OpenTurn", testOpenTurn},
 	{"OpenOrCreateTurn", testOpenOrCreateTurn},
 	{"FinishTurn", testFinishTurn},
+	{"StoreOpenTurn", onTurnPaths(testStoreOpenTurn)},
+	{"StoreOpenTurnFresh", onTurnPaths(testStoreOpenTurnFresh)},
+	{"StoreFinishTurn", onTurnPaths(testStoreFinishTurn)},
 }
 
 // testOpenTurn: OpenTurn takes the lease as AcquireLease does and returns
@@ -149,12 +153,7 @@ func testFinishTurn(t *testing.T, s store.Store) {
 	}
 	ctx := t.Context()
 	p := newProject()
-	k := newKey(p, "alice")
-	create(t, s, k, nil)
-	appendMsgs(t, s, k, textMsg(store.RoleUser, "question"))
-	noErr(t, "AcquireLease(A)", s.AcquireLease(ctx, k, "A", time.Hour))
-	// The lease take may reconcile the count with the stored messages.
-	base := get(t, s, k).MessageCount
+	k, base := leasedWithQuestion(t, s, p, "A")
 
 	// A message the store refuses: nothing is written, the lease stays.
 	_, err := fin.FinishTurn(ctx, k, "A", []store.Message{textMsg("narrator", "x")}, store.TurnStats{Turns: 1, Messages: 1})
@@ -166,22 +165,10 @@ func testFinishTurn(t *testing.T, s store.Store) {
 	}
 	wantErr(t, "AcquireLease(B) after a refused FinishTurn", s.AcquireLease(ctx, k, "B", time.Hour), store.ErrLeaseHeld)
 
-	last := time.Now().UTC()
-	out, err := fin.FinishTurn(ctx, k, "A", []store.Message{{Role: store.RoleAssistant, Content: "answer", CreatedAt: last}},
-		store.TurnStats{Turns: 1, Messages: 1, LLMCalls: 1, InputTokens: 10, OutputTokens: 4, LastMessageAt: last})
-	noErr(t, "FinishTurn", err)
-	if len(out) != 1 || out[0].ID == "" || out[0].Seq == 0 {
-		t.Fatalf("FinishTurn returned %+v, want one message with its id and seq", out)
-	}
-	hist := listMsgs(t, s, k, 0)
-	if len(hist) != 2 || hist[1].Content != "answer" || hist[1].Seq != out[0].Seq {
-		t.Fatalf("history after FinishTurn: %+v", hist)
-	}
-	got := get(t, s, k)
-	if got.Stats.Turns != 1 || got.MessageCount != base+1 || got.LLMCallsCount != 1 || got.TotalTokens != 14 || !timeEq(got.LastMessageAt, last) {
-		t.Errorf("counters after FinishTurn: %+v", got)
-	}
-	noErr(t, "AcquireLease(B) after FinishTurn", s.AcquireLease(ctx, k, "B", time.Hour))
+	answer := store.Message{Role: store.RoleAssistant, Content: "answer", CreatedAt: time.Now().UTC()}
+	out, err := fin.FinishTurn(ctx, k, "A", []store.Message{answer},
+		store.TurnStats{Turns: 1, Messages: 1, LLMCalls: 1, InputTokens: 10, OutputTokens: 4, LastMessageAt: answer.CreatedAt})
+	checkAnswerFinished(t, s, k, base, answer, out, err)
 
 	// No messages: statistics and release only. Another owner's FinishTurn
 	// leaves B's lease alone.
