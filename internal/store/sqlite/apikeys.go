@@ -109,7 +109,9 @@ WHERE id = ? AND user_id = ?`, s.nowText(), keyID, userID)
 
 // APIKeyByHash returns the key with that hash, or store.ErrNotFound.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*store.APIKey, error) {
-	k, err := scanAPIKey(s.rs.apiKeyByHash.QueryRowContext(ctx, hash))
+	// Not prepared in Open: a store opened at an older schema (before the
+	// limits' columns) must still open.
+	k, err := scanAPIKey(s.r.QueryRowContext(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}

@@ -17,7 +17,6 @@ import (
 type readStmts struct {
 	getSession     *sql.Stmt
 	abortRequested *sql.Stmt
-	apiKeyByHash   *sql.Stmt
 	// msgSeq and listMessages run inside a read transaction, through
 	// tx.StmtContext.
 	msgSeq       *sql.Stmt
@@ -28,7 +27,6 @@ func (r *readStmts) defs() []stmtDef {
 	return []stmtDef{
 		{"get session", &r.getSession, getSessionQuery},
 		{"abort requested", &r.abortRequested, `SELECT abort_requested FROM sessions WHERE ` + keyWhere},
-		{"api key by hash", &r.apiKeyByHash, `SELECT ` + apiKeyCols + ` FROM api_keys WHERE hash = ?`},
 		{"read msg seq", &r.msgSeq, `SELECT msg_seq FROM sessions WHERE ` + keyWhere},
 		{"list messages", &r.listMessages, listMessagesQuery},
 	}
