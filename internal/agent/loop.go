@@ -2,12 +2,9 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -55,9 +52,57 @@ type toolResult struct {
 	changed bool
 }
 
+// recorder stores the messages of a run as the loop produces them, from
+// the loop's goroutine: the project chat's turn stores them in its session
+// (turnRun), the stateless gateway stores nothing (noRecorder). An error
+// ends the run (outFailed). What else a run must persist as it goes (such
+// as tool calls waiting for a person's decision) belongs here too.
+type recorder interface {
+	// assistant stores the assistant message id of one step; interrupted:
+	// the stream failed after res.Content was shown.
+	assistant(id string, res *llm.Result, interrupted bool) error
+	// tools stores the tool messages of one step.
+	tools(results []toolResult) error
+}
+
+// noRecorder stores nothing (the stateless gateway).
+type noRecorder struct{}
+
+func (noRecorder) assistant(string, *llm.Result, bool) error { return nil }
+func (noRecorder) tools([]toolResult) error                  { return nil }
+
+// runResult is how a run of the loop ended, and what it used.
+type runResult struct {
+	out outcome
+	// last is the last LLM result (nil when no call answered).
+	last *llm.Result
+	// err is the failure of outFailed and the cause of outStopped.
+	err error
+	// content is the text of every answered step, StepSeparator between.
+	content string
+	tally
+}
+
+// tally is what a run used.
+type tally struct {
+	llmCalls int64
+	usage    llm.Usage
+	// toolCalls counts the tool calls by tool name (nil: none).
+	toolCalls   map[string]int64
+	sideEffects bool
+}
+
+// addCall counts one LLM call and its usage.
+func (t *tally) addCall(u llm.Usage) {
+	t.llmCalls++
+	t.usage.PromptTokens += u.PromptTokens
+	t.usage.CompletionTokens += u.CompletionTokens
+	t.usage.TotalTokens += u.TotalTokens
+}
+
 // loop is one run of the agent loop: LLM calls, tool runs and accounting.
-// Persistence is done by the optional hooks, so the same loop serves the
-// stored project chat and the stateless gateway.
+// Persistence is done by its recorder, so the same loop serves the stored
+// project chat and the stateless gateway.
 type loop struct {
 	rt     *Runtime
 	client llm.Client
@@ -70,39 +115,30 @@ type loop struct {
 	// answer.
 	noToolCalls bool
 	em          *emitter
-	// refuse answers calls of tools not offered (nil: "unknown tool").
-	refuse func(name string) string
-	// refresh rebuilds the system prompt after a step that changed
-	// something (nil: the prompt never changes); system is the prompt as
-	// last sent.
-	refresh func(ctx context.Context) (string, error)
-	system  string
+	// prep is the agent as prepared for the run: it refuses tools not
+	// offered and rebuilds the system prompt after a step that changed
+	// something; system is the prompt as last sent.
+	prep   setup
+	system string
 	// window fits each call into the model's context window (nil: all
 	// messages are sent).
 	window *window
 
-	// saveAssistant persists an assistant message (interrupted: the stream
-	// failed after res.Content was shown); nil when nothing is stored.
-	saveAssistant func(id string, res *llm.Result, interrupted bool) error
-	// saveTools persists the tool messages of one step; nil when nothing is stored.
-	saveTools func(results []toolResult) error
+	// rec stores what the run produces (noRecorder: nothing).
+	rec recorder
 
-	// content is the text of every answered step (stateless result).
+	// content is the text of every answered step (runResult.content).
 	content strings.Builder
 
-	mu          sync.Mutex // guards the fields below (tools run concurrently)
-	llmCalls    int64
-	usage       llm.Usage
-	toolCalls   map[string]int64
-	sideEffects bool
+	mu   sync.Mutex // guards used (tools run concurrently)
+	used tally
 }
 
-func newLoop(rt *Runtime, client llm.Client, su setup, em *emitter) *loop {
+func newLoop(rt *Runtime, client llm.Client, su setup, em *emitter, rec recorder) *loop {
 	l := &loop{
-		rt: rt, client: client, em: em,
-		tools:     make(map[string]Tool, len(su.tools)),
-		toolCalls: map[string]int64{},
-		refuse:    su.refuse, refresh: su.refresh, system: su.system,
+		rt: rt, client: client, em: em, rec: rec,
+		tools: make(map[string]Tool, len(su.tools)),
+		prep:  su, system: su.system,
 	}
 	for _, t := range su.tools {
 		l.tools[t.Name] = t
@@ -115,14 +151,14 @@ func newLoop(rt *Runtime, client llm.Client, su setup, em *emitter) *loop {
 // after a step whose tools changed something; one refresh per such step,
 // none when nothing changed. A failed refresh keeps the previous prompt.
 func (l *loop) refreshSystem(ctx context.Context, results []toolResult) {
-	if l.refresh == nil || !slices.ContainsFunc(results, func(r toolResult) bool { return r.changed }) {
+	if !l.prep.refreshes() || !slices.ContainsFunc(results, func(r toolResult) bool { return r.changed }) {
 		return
 	}
 	msgs := l.req.Messages
 	if len(msgs) == 0 || msgs[0].Role != openai.ChatMessageRoleSystem || msgs[0].Content != l.system {
 		return
 	}
-	system, err := l.refresh(ctx)
+	system, err := l.prep.refresh(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.rt.log.WarnContext(ctx, "refresh the system prompt", "err", err)
@@ -136,10 +172,7 @@ func (l *loop) refreshSystem(ctx context.Context, results []toolResult) {
 func (l *loop) countCall(u llm.Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.llmCalls++
-	l.usage.PromptTokens += u.PromptTokens
-	l.usage.CompletionTokens += u.CompletionTokens
-	l.usage.TotalTokens += u.TotalTokens
+	l.used.addCall(u)
 }
 
 // isClientTool reports whether name is a client-declared tool (agent tools
@@ -152,9 +185,17 @@ func (l *loop) isClientTool(name string) bool {
 }
 
 // run executes steps until a final answer, client tool calls, MaxSteps, a
-// failure or the end of ctx. It returns the last LLM result and, for
-// outFailed and outStopped, the error.
-func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
+// failure or the end of ctx, and returns how it ended and what it used.
+func (l *loop) run(ctx context.Context) runResult {
+	out, last, err := l.steps(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return runResult{out: out, last: last, err: err, content: l.content.String(), tally: l.used}
+}
+
+// steps is run: it returns the last LLM result and, for outFailed and
+// outStopped, the error.
+func (l *loop) steps(ctx context.Context) (outcome, *llm.Result, error) {
 	for range l.rt.o.MaxSteps {
 		msgID := l.rt.o.NewID()
 		req := l.req
@@ -174,8 +215,8 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 			l.countCall(res.Usage)
 		}
 		if err != nil {
-			if res != nil && l.saveAssistant != nil && (res.Content != "" || res.Reasoning != "") {
-				if serr := l.saveAssistant(msgID, res, true); serr != nil {
+			if res != nil && (res.Content != "" || res.Reasoning != "") {
+				if serr := l.rec.assistant(msgID, res, true); serr != nil {
 					if errors.Is(serr, store.ErrNotFound) {
 						l.rt.log.InfoContext(ctx, "interrupted assistant message not saved: session deleted")
 					} else {
@@ -199,10 +240,8 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 			l.dropToolCalls(ctx, res)
 		}
 		if len(res.ToolCalls) == 0 {
-			if l.saveAssistant != nil {
-				if err := l.saveAssistant(msgID, res, false); err != nil {
-					return outFailed, res, err
-				}
+			if err := l.rec.assistant(msgID, res, false); err != nil {
+				return outFailed, res, err
 			}
 			return outFinal, res, nil
 		}
@@ -222,16 +261,12 @@ func (l *loop) run(ctx context.Context) (outcome, *llm.Result, error) {
 			// run (their results could not reach the client's history).
 			return outClientTools, res, nil
 		}
-		if l.saveAssistant != nil {
-			if err := l.saveAssistant(msgID, res, false); err != nil {
-				return outFailed, res, err
-			}
+		if err := l.rec.assistant(msgID, res, false); err != nil {
+			return outFailed, res, err
 		}
 		results := l.runTools(ctx, res.ToolCalls)
-		if l.saveTools != nil {
-			if err := l.saveTools(results); err != nil {
-				return outFailed, res, err
-			}
+		if err := l.rec.tools(results); err != nil {
+			return outFailed, res, err
 		}
 		if ctx.Err() != nil {
 			return outStopped, res, context.Cause(ctx)
@@ -303,146 +338,4 @@ func normalizeCalls(calls []openai.ToolCall, newID func() string) {
 		calls[i].Type = openai.ToolTypeFunction
 		calls[i].Index = nil
 	}
-}
-
-// runTools runs the calls, concurrently when there are several, and returns
-// their results in call order. A panic outside a tool's own run (an event
-// callback, a Refuse hook) is raised again on the caller's goroutine once
-// every call is over, where the run and its handler recover it: on a
-// goroutine of its own it would kill the process.
-func (l *loop) runTools(ctx context.Context, calls []openai.ToolCall) []toolResult {
-	results := make([]toolResult, len(calls))
-	if len(calls) == 1 {
-		results[0] = l.runTool(ctx, calls[0])
-		return results
-	}
-	var wg sync.WaitGroup
-	panics := make([]any, len(calls))
-	for i, c := range calls {
-		wg.Go(func() {
-			defer func() {
-				if p := recover(); p != nil {
-					l.rt.log.ErrorContext(ctx, "tool call panicked", "tool", c.Function.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-					panics[i] = p
-				}
-			}()
-			results[i] = l.runTool(ctx, c)
-		})
-	}
-	wg.Wait()
-	for _, p := range panics {
-		if p != nil {
-			panic(p)
-		}
-	}
-	return results
-}
-
-// runTool runs one call between its tool_start and tool_end events. Every
-// failure (unknown tool, invalid arguments, error, panic, timeout, turn
-// stopped) becomes an output text for the model.
-func (l *loop) runTool(ctx context.Context, call openai.ToolCall) toolResult {
-	name := call.Function.Name
-	l.mu.Lock()
-	l.toolCalls[name]++
-	l.mu.Unlock()
-	l.em.emit(Event{Type: EventToolStart, ToolName: name, ToolCallID: call.ID})
-	out, failed, changed := l.execTool(ctx, call)
-	out = capToolOutput(out, l.rt.o.ToolMaxOutputBytes)
-	l.em.emit(Event{Type: EventToolEnd, ToolName: name, ToolCallID: call.ID, ToolOutput: out})
-	return toolResult{call: call, output: out, failed: failed, changed: changed}
-}
-
-type toolReturn struct {
-	out string
-	err error
-}
-
-// execTool runs one call and returns its output, whether it failed, and
-// whether a tool with side effects was run.
-func (l *loop) execTool(ctx context.Context, call openai.ToolCall) (out string, failed, changed bool) {
-	name := call.Function.Name
-	tool, ok := l.tools[name]
-	if !ok {
-		if l.refuse != nil {
-			if msg := l.refuse(name); msg != "" {
-				return msg, true, false
-			}
-		}
-		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, l.toolNames()), true, false
-	}
-	args := strings.TrimSpace(call.Function.Arguments)
-	if args == "" {
-		args = "{}"
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(args), &obj); err != nil {
-		return fmt.Sprintf("Error: the arguments of tool %s are not a valid JSON object (%v). Call it again with a JSON object that matches its schema.", name, err), true, false
-	}
-	if ctx.Err() != nil {
-		return fmt.Sprintf("Error: tool %s was not run because the turn was stopped.", name), true, false
-	}
-	if tool.SideEffects {
-		l.mu.Lock()
-		l.sideEffects = true
-		l.mu.Unlock()
-	}
-	out, failed = l.runBounded(ctx, tool, args)
-	return out, failed, tool.SideEffects
-}
-
-// runBounded runs tool within its timeout (Tool.Timeout, else the
-// runtime's ToolTimeout), recovering a panic.
-func (l *loop) runBounded(ctx context.Context, tool Tool, args string) (string, bool) {
-	name := tool.Name
-	timeout := l.rt.o.ToolTimeout
-	if tool.Timeout > 0 {
-		timeout = tool.Timeout
-	}
-	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
-	defer cancel()
-	done := make(chan toolReturn, 1) // buffered: a tool that ignores ctx may finish after we stopped waiting
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				l.rt.log.ErrorContext(ctx, "tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
-				done <- toolReturn{err: fmt.Errorf("the tool crashed: %v", p)}
-			}
-		}()
-		out, err := tool.Execute(tctx, json.RawMessage(args))
-		done <- toolReturn{out: out, err: err}
-	}()
-
-	var r toolReturn
-	select {
-	case r = <-done:
-	case <-tctx.Done():
-		select {
-		case r = <-done:
-		default:
-			r.err = tctx.Err()
-		}
-	}
-	switch {
-	case r.err == nil:
-		return r.out, false
-	case tctx.Err() != nil && context.Cause(tctx) == errToolTimeout:
-		return fmt.Sprintf("Error: tool %s timed out after %s.", name, timeout), true
-	case ctx.Err() != nil:
-		return fmt.Sprintf("Error: tool %s was interrupted because the turn was stopped.", name), true
-	}
-	l.rt.log.InfoContext(ctx, "tool failed", "tool", name, "err", r.err)
-	return fmt.Sprintf("Error: tool %s failed: %v", name, r.err), true
-}
-
-func (l *loop) toolNames() string {
-	if len(l.tools) == 0 {
-		return "none"
-	}
-	names := make([]string, 0, len(l.tools))
-	for n := range l.tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }

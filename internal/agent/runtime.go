@@ -161,6 +161,18 @@ type setup struct {
 	refresh func(ctx context.Context) (string, error)
 }
 
+// refusal is the answer to a call of name, a tool not offered: the
+// Preparation's Refuse, or "" (the loop says "unknown tool").
+func (s setup) refusal(name string) string {
+	if s.refuse == nil {
+		return ""
+	}
+	return s.refuse(name)
+}
+
+// refreshes reports whether the system prompt may change during the run.
+func (s setup) refreshes() bool { return s.refresh != nil }
+
 // prepare runs the agent's Prepare hook (recovering a panic) and returns
 // the system prompt and the tools of the turn.
 func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, error) {

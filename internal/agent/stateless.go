@@ -122,7 +122,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	}
 
 	em := &emitter{fn: emit}
-	l := newLoop(r, client, su, em)
+	l := newLoop(r, client, su, em, noRecorder{})
 	l.clientTools = map[string]bool{}
 	for _, t := range req.ClientTools {
 		if t.Function == nil || t.Function.Name == "" {
@@ -160,18 +160,16 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	l.req.Options = req.Options
 	l.window = r.newWindow(conf, l.req.MaxTokens, l.req.Messages, lastUser(l.req.Messages))
 
-	out, res, runErr := l.run(ctx)
-
-	l.mu.Lock()
+	run := l.run(ctx)
+	res, runErr := run.last, run.err
 	result := &StatelessResult{
-		AgentID: a.ID, Content: l.content.String(), Usage: l.usage, SideEffects: l.sideEffects,
+		AgentID: a.ID, Content: run.content, Usage: run.usage, SideEffects: run.sideEffects,
 		Model: client.Model(), FinishReason: string(openai.FinishReasonStop),
 	}
-	l.mu.Unlock()
 	if res != nil && res.Model != "" {
 		result.Model = res.Model
 	}
-	switch out {
+	switch run.out {
 	case outFinal:
 		if res.FinishReason == string(openai.FinishReasonLength) {
 			result.FinishReason = res.FinishReason
