@@ -24,12 +24,40 @@ type Tool struct {
 	// agentchat (a request placed, a node started). Clients are then told
 	// not to retry the request.
 	SideEffects bool
+	// Tier says what running the tool does to the lab (TierRead,
+	// TierBuild, TierDestructive, TierConfigure); an approval policy
+	// (package approval) pauses the tools of the changing tiers. Empty on
+	// tools that touch no lab (the media agent's).
+	Tier Tier
 	// Timeout bounds one run of the tool; zero means the runtime's
 	// ToolTimeout. A tool that waits on purpose (a node booting) sets it.
 	Timeout time.Duration
 	// Run executes the tool with the model's JSON arguments. Its error is
 	// shown to the model as the tool's output.
 	Run func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// Tier is what a tool does to the lab it acts on.
+type Tier string
+
+// Tiers of the lab tools.
+const (
+	// TierRead tools only read (topology, templates, show commands).
+	TierRead Tier = "read"
+	// TierBuild tools add to the lab or change its state (create, start,
+	// rename, link).
+	TierBuild Tier = "build"
+	// TierDestructive tools remove or stop something (delete, stop,
+	// suspend, link conditions).
+	TierDestructive Tier = "destructive"
+	// TierConfigure tools change a device's configuration (config and
+	// VPCS commands).
+	TierConfigure Tier = "configure"
+)
+
+// ChangesLab reports whether a tool of tier t changes the lab or a device.
+func (t Tier) ChangesLab() bool {
+	return t == TierBuild || t == TierDestructive || t == TierConfigure
 }
 
 // Execute runs the tool.

@@ -3,6 +3,7 @@ package consoletools
 import (
 	"context"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/tools/toolkit"
 )
 
@@ -30,6 +31,6 @@ func deviceConfigCommandsSpec(t texts) *spec {
 		func(ctx context.Context, c *call, a devicesArgs[configDevice]) toolkit.Report[deviceResult] {
 			return c.execute(ctx, kindConfig, a.devices())
 		})
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierConfigure
 	return sp
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/tools/toolkit"
 )
 
@@ -17,6 +18,6 @@ func vpcsCommandsSpec(t texts) *spec {
 		func(ctx context.Context, c *call, a devicesArgs[commandsDevice]) toolkit.Report[deviceResult] {
 			return c.execute(ctx, kindVPCS, a.devices())
 		})
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierConfigure
 	return sp
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/toolkit"
 )
@@ -29,6 +30,7 @@ type nodeAction struct {
 	target      string // gns3.Node* status
 	verb        string // "start", for texts
 	description string
+	tier        agent.Tier
 }
 
 // nodeRefsArgs are the arguments of the tools that take a list of nodes.
@@ -59,7 +61,7 @@ func actionSpec(a nodeAction, timeout time.Duration) *spec {
 	}, func(ctx context.Context, c *call, args nodeRefsArgs) toolkit.Report[actedNode] {
 		return c.actOnNodes(ctx, a, args.Nodes)
 	})
-	sp.SideEffects, sp.Timeout = true, timeout
+	sp.SideEffects, sp.Timeout, sp.Tier = true, timeout, a.tier
 	return sp
 }
 

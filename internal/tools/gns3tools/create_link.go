@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/toolkit"
 )
@@ -45,7 +46,7 @@ func createLinkSpec() *spec {
 		func(s *jsonschema.Schema) {
 			toolkit.NonEmpty(toolkit.Array(s, "links", 1, maxLinks).Items, "node_a", "port_a", "node_b", "port_b")
 		}, createLinks)
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierBuild
 	return sp
 }
 

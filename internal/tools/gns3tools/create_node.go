@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/toolkit"
 )
@@ -46,7 +47,7 @@ func createNodeSpec() *spec {
 			toolkit.NonEmpty(items, "template", "name")
 			items.DependentRequired = map[string][]string{"x": {"y"}, "y": {"x"}}
 		}, createNodes)
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierBuild
 	return sp
 }
 

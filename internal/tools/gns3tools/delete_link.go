@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/tools/toolkit"
 )
 
@@ -27,7 +28,7 @@ func deleteLinkSpec() *spec {
 			p.UniqueItems = true
 			p.Items.Pattern = toolkit.UUIDPattern
 		}, deleteLinks)
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierDestructive
 	return sp
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/toolkit"
 )
@@ -26,7 +27,7 @@ func deleteNodeSpec() *spec {
 			p.Description = "The nodes to delete, each by its name or node_id (1 to 50)."
 			p.Items.MinLength = jsonschema.Ptr(1)
 		}, deleteNodes)
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierDestructive
 	return sp
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/toolkit"
 )
@@ -86,7 +87,7 @@ func linkConditionsSpec() *spec {
 			toolkit.Length(c.Properties["bpf"], 1, maxBPFLen)
 			c.Properties["bpf"].Pattern = `^[ -~]+$`
 		}, manageLinkConditions)
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierDestructive
 	return sp
 }
 

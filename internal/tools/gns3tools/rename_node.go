@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/gns3"
 	"agentchat/internal/tools/toolkit"
 )
@@ -35,7 +36,7 @@ func renameNodeSpec() *spec {
 		func(s *jsonschema.Schema) {
 			toolkit.NonEmpty(toolkit.Array(s, "nodes", 1, maxNodeRefs).Items, "node", "new_name")
 		}, renameNodes)
-	sp.SideEffects = true
+	sp.SideEffects, sp.Tier = true, agent.TierBuild
 	return sp
 }
 

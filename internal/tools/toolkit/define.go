@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"agentchat/internal/agent"
 )
 
 // Def is one tool, in its project-chat form (the project fixed by the
@@ -17,6 +19,9 @@ type Def[E any] struct {
 	Description string
 	// SideEffects is agent.Tool.SideEffects: the tool changes the lab.
 	SideEffects bool
+	// Tier is agent.Tool.Tier; Define sets agent.TierRead, and a tool
+	// that changes the lab sets its own.
+	Tier agent.Tier
 	// Timeout is agent.Tool.Timeout (0: the runtime's default).
 	Timeout time.Duration
 	// Global tools (list_gns3_projects) address no project: they are on
@@ -48,6 +53,7 @@ func Define[E, A any, R Answer](name, description string, adjust func(*jsonschem
 	return &Def[E]{
 		Name:        name,
 		Description: description,
+		Tier:        agent.TierRead,
 		project:     project,
 		gateway:     gateway,
 		run: func(ctx context.Context, env E, m map[string]any) (Answer, error) {

@@ -74,6 +74,7 @@ func (s *Set[E]) tool(d *Def[E], projectID string, gateway bool) agent.Tool {
 		Description: d.Description,
 		Parameters:  args.JSON(),
 		SideEffects: d.SideEffects,
+		Tier:        d.Tier,
 		Timeout:     d.Timeout,
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			if !s.Configured {
