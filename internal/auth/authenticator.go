@@ -125,6 +125,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, authorizationHeader st
 				return Identity{}, err
 			}
 			a.touch(ctx, k)
+			// The key's limits hold here too.
+			id.KeyID, id.KeyLimits = k.ID, k.Limits
 		default:
 			id.Token = tok
 		}
@@ -182,7 +184,7 @@ func (a *Authenticator) apiKey(ctx context.Context, secret string) (Identity, er
 		return Identity{}, fmt.Errorf("api key %s: %w", k.ID, err)
 	}
 	a.touch(ctx, k)
-	return Identity{UserID: k.UserID, Token: tok, Via: ViaAPIKey}, nil
+	return Identity{UserID: k.UserID, Token: tok, Via: ViaAPIKey, KeyID: k.ID, KeyLimits: k.Limits}, nil
 }
 
 // touch records in the background that k was used now, unless this

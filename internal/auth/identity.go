@@ -37,6 +37,8 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+
+	"agentchat/internal/store"
 )
 
 // Ways an identity was established (Identity.Via).
@@ -61,6 +63,13 @@ type Identity struct {
 	Token string `json:"-"`
 	// Via is ViaJWT, ViaAPIKey or ViaLocal.
 	Via string
+	// KeyID is the id of the API key the caller presented (Via
+	// ViaAPIKey, or ViaLocal when a key was presented in single-user
+	// mode); empty otherwise. It is not a secret.
+	KeyID string
+	// KeyLimits are that key's own limits (max_parallel, rpm, tpm) as
+	// read with the key; zero without a key or without limits.
+	KeyLimits store.KeyLimits
 }
 
 // String describes the identity without its token.
@@ -73,6 +82,9 @@ func (id Identity) GoString() string {
 
 // LogValue implements slog.LogValuer without the token.
 func (id Identity) LogValue() slog.Value {
+	if id.KeyID != "" {
+		return slog.GroupValue(slog.String("user_id", id.UserID), slog.String("via", id.Via), slog.String("key_id", id.KeyID))
+	}
 	return slog.GroupValue(slog.String("user_id", id.UserID), slog.String("via", id.Via))
 }
 
