@@ -91,9 +91,10 @@ func TestStartTurnStoreCalls(t *testing.T) {
 		{name: "new without id", noID: true, want: []string{"CreateLeasedSession"}, wantCreated: true},
 		{name: "new client-made id", want: []string{"AcquireLease", "CreateLeasedSession", "GetSession"}, wantCreated: true},
 		{name: "existing", existing: true, want: []string{"AcquireLease", "GetSession"}},
-		// The read misses the session that the lease finds: the session
-		// is read again and the lease the parallel call took is kept.
-		{name: "appeared before the lease", existing: true, getMiss: 1, want: []string{"AcquireLease", "GetSession", "GetSession"}},
+		// The read misses the session that the lease finds: the create
+		// reports ErrExists, the session is read again and the lease the
+		// parallel call took is kept.
+		{name: "appeared before the lease", existing: true, getMiss: 1, want: []string{"AcquireLease", "CreateLeasedSession", "GetSession", "GetSession"}},
 		// The lease misses the session that the read finds (or not yet):
 		// either way the lease is taken again.
 		{name: "appeared before the read", existing: true, leaseMiss: 1},

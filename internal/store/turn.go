@@ -117,20 +117,55 @@ func (op TurnOpening) opened(st Store, sess *Session, hist []Message, created, l
 }
 
 // composeOpen is OpenTurn with the basic calls: the session read and the
-// lease at once, then, when both found no session, its creation.
+// lease at once; at the first sign of a missing session (either call
+// finding none), its creation, beside the other call still under way.
 func composeOpen(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
 	k := op.Key
-	var (
-		sess *Session
-		gerr error
-		read = make(chan struct{})
-	)
+	type answer struct {
+		lease bool
+		sess  *Session
+		err   error
+	}
+	answers := make(chan answer, 2)
 	go func() {
-		defer close(read)
-		sess, gerr = st.GetSession(ctx, k)
+		s, err := st.GetSession(ctx, k)
+		answers <- answer{sess: s, err: err}
 	}()
-	lerr := st.AcquireLease(ctx, k, op.Owner, op.TTL)
-	<-read
+	go func() { answers <- answer{lease: true, err: st.AcquireLease(ctx, k, op.Owner, op.TTL)} }()
+	var (
+		sess       *Session
+		gerr, lerr error
+	)
+	take := func(a answer) error {
+		if a.lease {
+			lerr = a.err
+		} else {
+			sess, gerr = a.sess, a.err
+		}
+		return a.err
+	}
+	if err := take(<-answers); op.NewSession != nil && errors.Is(err, ErrNotFound) {
+		o, cerr := create(ctx, st, op)
+		// No call of the opening outlives it: a late AcquireLease could
+		// otherwise land after the turn's release.
+		take(<-answers)
+		switch {
+		case cerr == nil:
+			// The other call failed, or was a lease taken after the
+			// creation: this owner's own.
+			return o, nil
+		case errors.Is(cerr, ErrExists) && lerr == nil:
+			// The lease found the session the read missed.
+			return readHeld(ctx, st, op)
+		case errors.Is(cerr, ErrExists):
+			// Created meanwhile, or another user's thread id.
+			return rejoinTurn(ctx, st, op)
+		case lerr == nil:
+			releaseQuietly(ctx, st, k, op.Owner)
+		}
+		return nil, cerr
+	}
+	take(<-answers)
 	held := lerr == nil
 	switch {
 	case gerr != nil && !errors.Is(gerr, ErrNotFound):
@@ -150,22 +185,38 @@ func composeOpen(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, er
 		}
 		return op.opened(st, sess, nil, false, false), nil
 	case held:
-		// The lease found the session the read missed: read it again.
-		s, err := st.GetSession(ctx, k)
-		if err != nil {
-			releaseQuietly(ctx, st, k, op.Owner)
-			return nil, fmt.Errorf("load session %s: %w", k.ThreadID, err)
-		}
-		return op.opened(st, s, nil, false, false), nil
-	case op.NewSession == nil:
-		return nil, fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
+		// The lease found the session the read missed.
+		return readHeld(ctx, st, op)
 	}
-	return createTurn(ctx, st, op)
+	// Both found none, and there is nothing to create.
+	return nil, fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
+}
+
+// readHeld reads the session whose lease op's owner took (the read beside
+// the lease missed it: it appeared in between).
+func readHeld(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
+	s, err := st.GetSession(ctx, op.Key)
+	if err != nil {
+		releaseQuietly(ctx, st, op.Key, op.Owner)
+		return nil, fmt.Errorf("load session %s: %w", op.Key.ThreadID, err)
+	}
+	return op.opened(st, s, nil, false, false), nil
 }
 
 // createTurn creates op's session with its lease in one write; a thread
 // id already taken (not op.Fresh) is opened as an existing session.
 func createTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
+	o, err := create(ctx, st, op)
+	if errors.Is(err, ErrExists) && !op.Fresh {
+		// Created meanwhile, or another user's thread id.
+		return rejoinTurn(ctx, st, op)
+	}
+	return o, err
+}
+
+// create creates op's session with its lease in one write (ErrExists when
+// the thread id is taken).
+func create(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
 	if op.NewSession == nil {
 		return nil, fmt.Errorf("create session %s: no session to create", op.Key.ThreadID)
 	}
@@ -176,15 +227,10 @@ func createTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, err
 	if s.Key() != op.Key {
 		return nil, fmt.Errorf("create session %s: the new session %s is not the turn's", op.Key.ThreadID, s.ThreadID)
 	}
-	err = st.CreateLeasedSession(ctx, s, op.Owner, op.TTL)
-	switch {
-	case err == nil:
-		return op.opened(st, s, nil, true, false), nil
-	case errors.Is(err, ErrExists) && !op.Fresh:
-		// Created meanwhile, or another user's thread id.
-		return rejoinTurn(ctx, st, op)
+	if err := st.CreateLeasedSession(ctx, s, op.Owner, op.TTL); err != nil {
+		return nil, fmt.Errorf("create session %s: %w", s.ThreadID, err)
 	}
-	return nil, fmt.Errorf("create session %s: %w", s.ThreadID, err)
+	return op.opened(st, s, nil, true, false), nil
 }
 
 // rejoinTurn opens the session that a creation found already there: one
