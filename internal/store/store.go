@@ -194,7 +194,8 @@ type Sessions interface {
 	AddTurnStats(ctx context.Context, k Key, d TurnStats) error
 	// DeleteSession removes the session, its messages, lease and abort flag.
 	DeleteSession(ctx context.Context, k Key) error
-	// DeleteProject removes every session of every user in the project. It
+	// DeleteProject removes every session of every user in the project,
+	// and the project's audit log (AuditLog). It
 	// is resumable: running it again after a cut-off run finishes the job.
 	DeleteProject(ctx context.Context, projectID string) error
 }
@@ -320,6 +321,8 @@ type Store interface {
 	LLMConfigs
 	APIKeyLimits
 	RateCounters
+	SessionMetadata
+	AuditLog
 	// Close releases the store's resources.
 	Close() error
 }

@@ -245,7 +245,7 @@ func (s *Store) DeleteProject(ctx context.Context, projectID string) error {
 		}
 		start = out.LastEvaluatedKey
 		if start == nil {
-			return nil
+			return s.deleteProjectAudit(ctx, projectID)
 		}
 	}
 }

@@ -166,6 +166,30 @@ CREATE TABLE rate_counters (
 	PRIMARY KEY (name, win_start)
 ) WITHOUT ROWID;
 `,
+	// 9: the audit log of lab changes (store.AuditLog): append-only rows
+	// per project, by sort key (fixed-width time and id), newest last;
+	// removed with the project (DeleteProject).
+	`
+CREATE TABLE audit_log (
+	project_id  TEXT NOT NULL,
+	sk          TEXT NOT NULL,
+	id          TEXT NOT NULL,
+	user_id     TEXT NOT NULL,
+	thread_id   TEXT NOT NULL DEFAULT '',
+	turn_id     TEXT NOT NULL DEFAULT '',
+	at          TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	arguments   TEXT NOT NULL DEFAULT '',
+	summary     TEXT NOT NULL DEFAULT '',
+	status      TEXT NOT NULL DEFAULT '',
+	decision    TEXT NOT NULL DEFAULT '',
+	decided_by  TEXT NOT NULL DEFAULT '',
+	snapshot_id TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (project_id, sk)
+) WITHOUT ROWID;
+
+CREATE INDEX audit_log_by_user ON audit_log (project_id, user_id, sk);
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -458,7 +458,7 @@ func (s *Store) DeleteProject(ctx context.Context, projectID string) error {
 			return fmt.Errorf("delete project %s: %w", projectID, err)
 		}
 		if n < deleteProjectBatch {
-			return nil
+			return s.deleteProjectAudit(ctx, projectID)
 		}
 	}
 }
