@@ -111,6 +111,7 @@ type Server struct {
 	groupOrder   []string
 	tokens       map[string]string // token -> username
 	captures     *captureState
+	snaps        *snapshotState
 }
 
 // transition is a node status that shows from at on.
@@ -148,6 +149,7 @@ func Start(authorize Authorizer) (*Server, func()) {
 		groups:    map[string]*Group{},
 		tokens:    map[string]string{},
 		captures:  newCaptureState(),
+		snaps:     newSnapshotState(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v3/projects", s.listProjects)
@@ -167,6 +169,7 @@ func Start(authorize Authorizer) (*Server, func()) {
 	mux.HandleFunc("POST /v3/projects/{project_id}/links", s.createLink)
 	mux.HandleFunc("DELETE /v3/projects/{project_id}/links/{item_id}", s.deleteLink)
 	s.registerLinkRoutes(mux)
+	s.registerSnapshotRoutes(mux)
 	mux.HandleFunc("GET /v3/access/users/me", s.getMe)
 	mux.HandleFunc("GET /v3/access/users/{user_id}/groups", s.getUserGroups)
 	s.registerAccessRoutes(mux)
@@ -296,6 +299,8 @@ func Privilege(r *http.Request) string {
 			return "Node.Allocate"
 		}
 		return "Node.Modify"
+	case "snapshots":
+		return snapshotPrivilege(m, parts)
 	case "links":
 		if len(parts) >= 7 && parts[5] == "capture" {
 			return "Link.Capture"
