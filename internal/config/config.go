@@ -119,6 +119,11 @@ type Config struct {
 	// disables them. Secret.
 	AdminToken string
 
+	// Snapshots is SNAPSHOTS (on, the default, or off): a GNS3 project
+	// snapshot before the first lab change of a lab-automation turn, and
+	// the undo route that restores it.
+	Snapshots bool
+
 	// GNS3URL is the GNS3 controller base URL (GNS3_URL); empty means every
 	// project counts as opened and the GNS3 tools report "GNS3 not configured".
 	GNS3URL string
@@ -422,6 +427,13 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	}
 
 	c.GNS3URL = l.httpURL("GNS3_URL")
+	switch v := strings.ToLower(l.str("SNAPSHOTS")); v {
+	case "", "on", "true", "1":
+		c.Snapshots = true
+	case "off", "false", "0":
+	default:
+		l.fail("SNAPSHOTS", "must be on or off, got %s", quote(v))
+	}
 	c.BlockedCommands = blockedCommands(l.str("BLOCKED_COMMANDS"))
 	c.SeerrURL = l.httpURL("SEERR_URL")
 	c.SeerrAPIKey = l.str("SEERR_API_KEY")

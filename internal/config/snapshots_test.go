@@ -1,0 +1,34 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSnapshots(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    bool
+		wantErr bool
+	}{
+		{"", true, false}, {"on", true, false}, {"ON", true, false}, {"true", true, false},
+		{"off", false, false}, {"0", false, false}, {"false", false, false},
+		{"maybe", false, true},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"SNAPSHOTS": tt.value}
+		c, err := Load(func(k string) string { return env[k] }, Defaults{})
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "SNAPSHOTS") {
+				t.Errorf("SNAPSHOTS=%q: error %v, want one naming SNAPSHOTS", tt.value, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("SNAPSHOTS=%q: %v", tt.value, err)
+		}
+		if c.Snapshots != tt.want {
+			t.Errorf("SNAPSHOTS=%q: Snapshots = %v, want %v", tt.value, c.Snapshots, tt.want)
+		}
+	}
+}
