@@ -37,6 +37,9 @@ func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*runReque
 	}
 	rr.req.UserID = userID(r)
 	w.Header().Set(HeaderAgentID, a.ID)
+	if !g.admit(w, r) {
+		return nil, nil, false
+	}
 	return rr, a, true
 }
 
@@ -58,7 +61,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	var text steps
-	res, err := g.o.Runtime.RunStateless(ctx, rr.req, func(ev agent.Event) {
+	res, err := g.runStateless(ctx, r, rr.req, func(ev agent.Event) {
 		// Tokens that came together leave together.
 		st.event(ev.More, func() {
 			switch ev.Type {

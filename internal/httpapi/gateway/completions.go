@@ -117,6 +117,9 @@ func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	rr.req.UserID = userID(r)
 	w.Header().Set(HeaderAgentID, a.ID)
+	if !g.admit(w, r) {
+		return
+	}
 	if rr.stream {
 		g.streamCompletion(w, r, a, model, rr)
 		return
@@ -241,7 +244,7 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 		}
 	}()
 
-	res, err := g.o.Runtime.RunStateless(ctx, rr.req, cs.emit)
+	res, err := g.runStateless(ctx, r, rr.req, cs.emit)
 	if err != nil {
 		if !cs.st.started() {
 			g.failRun(w, r, err)

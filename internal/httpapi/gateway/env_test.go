@@ -54,6 +54,11 @@ type envOptions struct {
 	singleUser bool
 	// wrap, when set, wraps the handler of every route.
 	wrap func(http.HandlerFunc) http.HandlerFunc
+	// now is the gateway's clock (nil: time.Now).
+	now func() time.Time
+	// store replaces the env's own SQLite store (two envs on one store
+	// are two instances of the service).
+	store store.Store
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -82,9 +87,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 		}
 		res = llm.NewStaticResolver(c)
 	}
-	e.api = apitest.New(t, apitest.Options{SingleUser: o.singleUser}, func(st store.Store, _ *auth.Authenticator) []httpapi.Route {
+	e.api = apitest.New(t, apitest.Options{SingleUser: o.singleUser, Store: o.store}, func(st store.Store, _ *auth.Authenticator) []httpapi.Route {
 		rt := agent.NewRuntime(agent.Options{Store: st, Agents: reg, LLM: res, Logger: discard})
-		gw := gateway.New(gateway.Options{Runtime: rt, Agents: reg, Heartbeat: o.heartbeat, Timeout: o.timeout, Logger: discard})
+		gw := gateway.New(gateway.Options{Runtime: rt, Agents: reg, Heartbeat: o.heartbeat, Timeout: o.timeout, Logger: discard,
+			Now: o.now, Rates: st})
 		routes := append(gw.Routes(), apikeys.New(st, apikeys.Options{}).Routes()...)
 		if o.wrap != nil {
 			for i := range routes {

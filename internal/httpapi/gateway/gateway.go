@@ -30,6 +30,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/store"
 )
 
 // Route paths.
@@ -83,8 +84,12 @@ type Options struct {
 	// New was called).
 	Created time.Time
 	// Now returns the current time, for the "created" of completions
-	// (nil: time.Now).
+	// (nil: time.Now), and for the minutes of the API keys' rpm and tpm.
 	Now func() time.Time
+	// Rates holds the per-minute counters of the API keys' rpm and tpm
+	// (the store, shared by every instance); nil: rpm and tpm are not
+	// enforced. See admit.
+	Rates store.RateCounters
 }
 
 // Gateway serves the /v1 routes.

@@ -277,7 +277,7 @@ func oneLine(s string, n int) string {
 // itself (returning nil) and marks the response not to be retried once a
 // side-effecting tool ran.
 func (g *Gateway) runToEnd(ctx context.Context, w http.ResponseWriter, r *http.Request, req agent.StatelessRequest, emit func(agent.Event)) *agent.StatelessResult {
-	res, err := g.o.Runtime.RunStateless(ctx, req, emit)
+	res, err := g.runStateless(ctx, r, req, emit)
 	if err != nil {
 		g.failRun(w, r, err)
 		return nil
