@@ -41,7 +41,7 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
 	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat, Store: base.Store})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
-		Timeout: base.Config.TurnTimeout + time.Minute})
+		Timeout: base.Config.TurnTimeout + time.Minute, Rates: base.Store})
 	keys := apikeys.New(base.Store, apikeys.Options{Users: users})
 	cfgs := llmconfigs.New(base.Store, llmconfigs.Options{
 		Secrets:    base.Secrets,

@@ -37,5 +37,6 @@ func buildRuntime(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}
-	return gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: app.Config.Heartbeat, Logger: app.Logger}).Routes(), nil
+	return gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: app.Config.Heartbeat, Logger: app.Logger,
+		Rates: app.Store}).Routes(), nil
 }
