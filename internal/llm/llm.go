@@ -154,6 +154,10 @@ type Resolved struct {
 	// CopilotMode is the configuration's gns3-copilot mode, used when
 	// neither the request nor the session names one.
 	CopilotMode string
+	// Approval is the configuration's approval policy (config.approval:
+	// off, changes or all; package approval), used when neither the
+	// request nor the session sets one.
+	Approval string
 }
 
 // Resolver finds the LLM configuration that applies to a user.

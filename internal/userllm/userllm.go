@@ -132,6 +132,7 @@ func (r *Resolver) resolved(cfg *store.LLMConfig) (llm.Resolved, error) {
 	return llm.Resolved{
 		Client: c, Name: cfg.Name, Temperature: s.temperature, MaxTokens: s.maxTokens,
 		ContextLimit: s.contextLimit, ContextStrategy: s.strategy, CopilotMode: s.copilotMode,
+		Approval: s.approval,
 	}, nil
 }
 
@@ -191,13 +192,14 @@ type settings struct {
 	temperature              *float32
 	maxTokens, contextLimit  int
 	strategy, copilotMode    string
+	approval                 string
 }
 
 func settingsOf(cfg *store.LLMConfig) settings {
 	c := cfg.Config
 	s := settings{
 		provider: str(c["provider"]), baseURL: str(c["base_url"]), model: str(c["model"]),
-		strategy: str(c["context_strategy"]), copilotMode: str(c["copilot_mode"]),
+		strategy: str(c["context_strategy"]), copilotMode: str(c["copilot_mode"]), approval: str(c["approval"]),
 		maxTokens: num(c["max_tokens"]), contextLimit: num(c["context_limit"]),
 	}
 	switch t := c["temperature"].(type) {

@@ -85,13 +85,15 @@ func TestResolve(t *testing.T) {
 	c := f.add(t, "text", map[string]any{
 		"provider": "openai", "base_url": "http://127.0.0.1:2/v1", "model": "gpt-4o", "temperature": 0.3,
 		"context_limit": float64(128), "max_tokens": float64(512), "context_strategy": "conservative", "copilot_mode": "lab_automation_assistant",
+		"approval": "changes",
 	}, aliceKey)
 	res, err = f.r.Resolve(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Client.Model() != "gpt-4o" || res.Name != c.Name || res.Temperature == nil || *res.Temperature != float32(0.3) ||
-		res.ContextLimit != 128 || res.MaxTokens != 512 || res.ContextStrategy != "conservative" || res.CopilotMode != "lab_automation_assistant" {
+		res.ContextLimit != 128 || res.MaxTokens != 512 || res.ContextStrategy != "conservative" || res.CopilotMode != "lab_automation_assistant" ||
+		res.Approval != "changes" {
 		t.Fatalf("resolved = %+v", res)
 	}
 	// One client per configuration version, reused across turns.

@@ -631,6 +631,8 @@ func TestValidation(t *testing.T) {
 		{"max tokens", base(map[string]any{"max_tokens": 0}), 422, "Field 'config.max_tokens' must be a positive integer (at most 10000000)"},
 		{"max tokens float", base(map[string]any{"max_tokens": 1.5}), 422, "Field 'config.max_tokens' must be a positive integer (at most 10000000)"},
 		{"strategy", base(map[string]any{"context_strategy": "greedy"}), 422, "Field 'config.context_strategy' must be one of: conservative, balanced, aggressive"},
+		{"approval", base(map[string]any{"approval": "sometimes"}), 422, "Field 'config.approval' must be one of: off, changes, all"},
+		{"approval type", base(map[string]any{"approval": true}), 422, "Field 'config.approval' must be one of: off, changes, all"},
 		{"mode", base(map[string]any{"copilot_mode": "chaos"}), 422, "Field 'config.copilot_mode' must be one of: teaching_assistant, lab_automation_assistant"},
 		{"top-level mode", map[string]any{"name": "n", "copilot_mode": "chaos", "config": map[string]any{}}, 422, "Field 'copilot_mode' must be one of: teaching_assistant, lab_automation_assistant"},
 		{"mode twice", map[string]any{"name": "n", "copilot_mode": "teaching_assistant", "config": map[string]any{"copilot_mode": "teaching_assistant"}}, 422, "Give 'copilot_mode' either at the top level or inside 'config', not both"},

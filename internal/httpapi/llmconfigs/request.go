@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"agentchat/internal/approval"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
 )
@@ -321,6 +322,8 @@ func configValue(k, name string, v json.RawMessage) (any, error) {
 		return parseEnum(name, v, ContextStrategies())
 	case fieldCopilotMode:
 		return parseEnum(name, v, CopilotModes())
+	case approval.ConfigKey:
+		return parseEnum(name, v, []string{string(approval.Off), string(approval.Changes), string(approval.All)})
 	}
 	// An extra key, kept as given.
 	switch n := utf8.RuneCountInString(k); {
