@@ -121,7 +121,7 @@ func TestNewSessionNotCreated(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Fatalf("sessions %+v, %v: want none", list, err)
 	}
-	slot, err := h.rt.takeTurnSlot(context.Background(), "user-1", "after")
+	slot, err := h.rt.takeTurnSlot(context.Background(), "user-1", "after", h.rt.o.MaxTurnsPerUser)
 	if err != nil {
 		t.Fatalf("the slot was not freed: %v", err)
 	}

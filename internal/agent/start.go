@@ -32,6 +32,11 @@ type TurnRequest struct {
 	// mode, else the agent's default, applies. It must be
 	// one of the agent's Modes (ignored for an agent without modes).
 	Mode string
+	// SlotPool and MaxTurns, both set, make the turn take one of the
+	// MaxTurns turn slots of SlotPool (an API key's own max_parallel:
+	// KeySlotPool) instead of one of the user's MaxTurnsPerUser.
+	SlotPool string
+	MaxTurns int
 }
 
 // Turn is a started turn: the session exists (a new one is being created,
@@ -110,7 +115,8 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		t.agent, t.llm = a, res
 		resolved <- err
 	}
-	waitSlot := r.startTurnSlot(ctx, req.Key.UserID, t.owner)
+	pool, n := r.slotsOf(req.Key.UserID, req.SlotPool, req.MaxTurns)
+	waitSlot := r.startTurnSlot(ctx, pool, t.owner, n)
 	if req.Key.ThreadID == "" {
 		// A new session waits for both before anything else: the LLM is
 		// resolved here, beside the slot, not on a third goroutine.

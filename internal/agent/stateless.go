@@ -45,6 +45,11 @@ type StatelessRequest struct {
 	// Mode is the agent mode asked for (copilot_mode), or empty for the
 	// agent's default; it must be one of the agent's Modes.
 	Mode string
+	// SlotPool and MaxTurns, both set, make the run take one of the
+	// MaxTurns turn slots of SlotPool (an API key's own max_parallel:
+	// KeySlotPool) instead of one of the user's MaxTurnsPerUser.
+	SlotPool string
+	MaxTurns int
 }
 
 // StatelessResult is the outcome of a stateless run.
@@ -79,8 +84,8 @@ type StatelessResult struct {
 // kept), agent tools run server-side (with their events), and a call of a
 // client tool ends the run with FinishReason "tool_calls".
 //
-// The run holds one of the user's turn slots (MaxTurnsPerUser) until it
-// ends. A failure before any event was emitted (no LLM configured, the
+// The run holds one of the user's turn slots (MaxTurnsPerUser), or of
+// req.SlotPool, until it ends. A failure before any event was emitted (no LLM configured, the
 // user's turn slots all taken: a *store.TurnSlotsFullError, the provider
 // refusing the first call, ...) is returned as an error and nothing is
 // emitted, so that the caller can answer with a status. Otherwise emit
@@ -100,7 +105,8 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	}
 	// No session lease here: the run holds one of the user's turn slots,
 	// taken while the LLM is resolved (one round trip for both).
-	waitSlot := r.startTurnSlot(ctx, req.UserID, r.o.NewID())
+	pool, n := r.slotsOf(req.UserID, req.SlotPool, req.MaxTurns)
+	waitSlot := r.startTurnSlot(ctx, pool, r.o.NewID(), n)
 	a, conf, err := r.resolve(ctx, req.AgentID, req.UserID)
 	slot, serr := waitSlot()
 	defer slot.release(ctx)

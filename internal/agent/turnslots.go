@@ -22,7 +22,9 @@ const DefaultMaxTurnsPerUser = 8
 // cap applies) does nothing. No goroutine waits between renewals: a timer
 // runs each one and sets itself again.
 type turnSlot struct {
-	r           *Runtime
+	r *Runtime
+	// user is the pool of the slot: a user id, or an API key's
+	// KeySlotPool.
 	user, owner string
 	slot        int
 	// rctx carries the values of the request to the renewals; stop
@@ -36,23 +38,39 @@ type turnSlot struct {
 	once  sync.Once
 }
 
-// takeTurnSlot takes one of the user's Options.MaxTurnsPerUser slots for
-// owner and starts renewing it. The error wraps a *store.TurnSlotsFullError
-// when the user already runs that many turns. Without a store or a user
-// (stateless runs of tests), or with a negative cap, nothing is counted
-// and the slot is nil.
-func (r *Runtime) takeTurnSlot(ctx context.Context, userID, owner string) (*turnSlot, error) {
-	if r.o.Store == nil || userID == "" || r.o.MaxTurnsPerUser < 0 {
+// KeySlotPool is the SlotPool of the turns of an API key with its own
+// max_parallel (store.KeyLimits.MaxParallel): its slots are counted apart
+// from any user's.
+func KeySlotPool(keyID string) string { return "apikey#" + keyID }
+
+// slotsOf is whose turn slots a run of userID takes and how many there
+// are: the n slots of pool when both are given (an API key's own cap,
+// which replaces the user's), else the user's Options.MaxTurnsPerUser
+// (negative: no cap).
+func (r *Runtime) slotsOf(userID, pool string, n int) (string, int) {
+	if pool != "" && n > 0 {
+		return pool, n
+	}
+	return userID, r.o.MaxTurnsPerUser
+}
+
+// takeTurnSlot takes one of the n slots of pool (a user's, or an API
+// key's: see slotsOf) for owner and starts renewing it. The error wraps a
+// *store.TurnSlotsFullError when that many turns already run. Without a
+// store or a pool (stateless runs of tests), or with a negative n,
+// nothing is counted and the slot is nil.
+func (r *Runtime) takeTurnSlot(ctx context.Context, pool, owner string, n int) (*turnSlot, error) {
+	if r.o.Store == nil || pool == "" || n < 0 {
 		return nil, nil
 	}
-	slot, err := r.o.Store.AcquireTurnSlot(ctx, userID, owner, r.o.MaxTurnsPerUser, r.o.LeaseTTL)
+	slot, err := r.o.Store.AcquireTurnSlot(ctx, pool, owner, n, r.o.LeaseTTL)
 	if err != nil {
-		return nil, fmt.Errorf("take a turn slot (at most %d turns at once): %w", r.o.MaxTurnsPerUser, err)
+		return nil, fmt.Errorf("take a turn slot (at most %d turns at once): %w", n, err)
 	}
 	// The renewal outlives the caller's cancellation (a client gone): the
 	// slot is held until release, which every exit path calls.
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	ts := &turnSlot{r: r, user: userID, owner: owner, slot: slot, rctx: rctx, stop: stop}
+	ts := &turnSlot{r: r, user: pool, owner: owner, slot: slot, rctx: rctx, stop: stop}
 	ts.mu.Lock() // the first renewal waits until ts.timer is set
 	ts.timer = time.AfterFunc(ts.every(), ts.renew)
 	ts.mu.Unlock()
@@ -65,9 +83,9 @@ func (r *Runtime) takeTurnSlot(ctx context.Context, userID, owner string) (*turn
 // starting a goroutine and waiting for it costs more than the call; any
 // other one on a goroutine, so that the caller's own store calls overlap
 // it.
-func (r *Runtime) startTurnSlot(ctx context.Context, userID, owner string) (wait func() (*turnSlot, error)) {
+func (r *Runtime) startTurnSlot(ctx context.Context, pool, owner string, n int) (wait func() (*turnSlot, error)) {
 	if _, inMemory := store.Capability[store.InMemoryTurnSlots](r.o.Store); inMemory || r.o.Store == nil {
-		slot, err := r.takeTurnSlot(ctx, userID, owner)
+		slot, err := r.takeTurnSlot(ctx, pool, owner, n)
 		return func() (*turnSlot, error) { return slot, err }
 	}
 	type taken struct {
@@ -76,7 +94,7 @@ func (r *Runtime) startTurnSlot(ctx context.Context, userID, owner string) (wait
 	}
 	c := make(chan taken, 1)
 	go func() {
-		slot, err := r.takeTurnSlot(ctx, userID, owner)
+		slot, err := r.takeTurnSlot(ctx, pool, owner, n)
 		c <- taken{slot, err}
 	}()
 	return func() (*turnSlot, error) {

@@ -236,7 +236,7 @@ func TestTurnSlotRenewal(t *testing.T) {
 		rl := &renewLog{Store: h.st, renews: make(chan struct{}, 1000), lose: lose}
 		h.rt.o.Store = rl
 		h.rt.o.LeaseTTL = ttl
-		ts, err := h.rt.takeTurnSlot(context.Background(), "user-1", "owner-1")
+		ts, err := h.rt.takeTurnSlot(context.Background(), "user-1", "owner-1", h.rt.o.MaxTurnsPerUser)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func TestStartTurnSlot(t *testing.T) {
 			h.rt.o.Store = inMemorySlots{g}
 			close(g.gate) // inline: it must not wait
 		}
-		wait := h.rt.startTurnSlot(context.Background(), "user-1", "owner-1")
+		wait := h.rt.startTurnSlot(context.Background(), "user-1", "owner-1", h.rt.o.MaxTurnsPerUser)
 		if inMemory {
 			select {
 			case <-g.entered:
