@@ -36,6 +36,7 @@ func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*runReque
 		return nil, nil, false
 	}
 	rr.req.UserID = userID(r)
+	keySlots(r, &rr.req)
 	w.Header().Set(HeaderAgentID, a.ID)
 	if !g.admit(w, r) {
 		return nil, nil, false

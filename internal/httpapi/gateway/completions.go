@@ -116,6 +116,7 @@ func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rr.req.UserID = userID(r)
+	keySlots(r, &rr.req)
 	w.Header().Set(HeaderAgentID, a.ID)
 	if !g.admit(w, r) {
 		return
@@ -300,6 +301,7 @@ func (g *Gateway) failStream(r *http.Request, st *streamer, err error, human str
 // failure as a warning, one nothing recognizes as an error.
 func (g *Gateway) runFailed(r *http.Request, err error, human string) *apiError {
 	ae, known := runFailure(err, human)
+	keyTurnsMessage(r, err, ae)
 	switch {
 	case !known:
 		g.logger(r).ErrorContext(r.Context(), "gateway request failed", "err", err)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,8 +11,16 @@ import (
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
 	"agentchat/internal/llm"
+	"agentchat/internal/store"
 )
 
+// An API key's max_parallel (store.KeyLimits) makes each of its runs take
+// one of the key's own turn slots (keySlots; store-backed like the user's),
+// instead of one of the user's: MAX_TURNS_PER_USER does not apply to the
+// key's runs. Beyond it, a run is refused with 429 rate_limit_error
+// (code too_many_concurrent_requests, TooManyKeyTurnsMessage) and
+// Retry-After, with the rate-limit headers below when the key has them.
+//
 // The rate limits of an API key (its rpm and tpm, store.KeyLimits) are
 // counted per fixed minute (UTC), in store counters shared by every
 // instance (Options.Rates):
@@ -125,6 +134,32 @@ func rateLimited(what string, limit int, used int64, reset time.Duration) *apiEr
 		Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: codeRateLimited, RetryAfter: max(reset, time.Second),
 		Message: fmt.Sprintf("Rate limit reached for this API key on %s: Limit %d, Used %d. Please try again in %s.",
 			what, limit, used, resetText(reset)),
+	}
+}
+
+// keySlots makes a run of an API key with its own max_parallel take one
+// of the key's turn slots, on every instance, instead of one of the
+// user's (MAX_TURNS_PER_USER does not apply to it).
+func keySlots(r *http.Request, req *agent.StatelessRequest) {
+	id, _ := auth.FromContext(r.Context())
+	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
+		req.SlotPool, req.MaxTurns = agent.KeySlotPool(id.KeyID), id.KeyLimits.MaxParallel
+	}
+}
+
+// TooManyKeyTurnsMessage is the message of the 429 answered to a key
+// that already runs its max_parallel n turns at once.
+func TooManyKeyTurnsMessage(n int) string {
+	return fmt.Sprintf("Too many responses are being generated with this API key at once (its max_parallel is %d). Wait for one to finish, then try again.", n)
+}
+
+// keyTurnsMessage words the refusal ae of a run refused for its turn
+// slots (err) after the key's max_parallel when the key has one.
+func keyTurnsMessage(r *http.Request, err error, ae *apiError) {
+	var full *store.TurnSlotsFullError
+	id, _ := auth.FromContext(r.Context())
+	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 && errors.As(err, &full) {
+		ae.Message = TooManyKeyTurnsMessage(full.Slots)
 	}
 }
 

@@ -1,13 +1,20 @@
 package gateway_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"agentchat/internal/agent"
 	"agentchat/internal/httpapi/apitest"
+	"agentchat/internal/httpapi/gateway"
 	"agentchat/internal/llm/llmtest"
 )
 
@@ -178,4 +185,111 @@ func TestKeyTPM(t *testing.T) {
 		t.Fatalf("next minute: %d %s", r.Status, r.Body)
 	}
 	wantRateHeaders(t, r, "tokens", 100, 100, "30s")
+}
+
+// sendAs posts body to path on e with the Authorization header authz from
+// a goroutine and delivers the whole answer on the returned channel (the
+// request is cancelled when the test ends).
+func (e *env) sendAs(t *testing.T, authz, path string, body any) chan heldResult {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.api.Server.URL+path, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", authz)
+	out := make(chan heldResult, 1)
+	go func() {
+		resp, err := e.api.Server.Client().Do(req)
+		if err != nil {
+			out <- heldResult{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		out <- heldResult{status: resp.StatusCode, body: data, err: err}
+	}()
+	return out
+}
+
+// TestKeyMaxParallel: a key with max_parallel 30, shared by an app for
+// many of its users, serves 30 concurrent streams of one user although
+// MAX_TURNS_PER_USER is 8 (its default), over two instances sharing the
+// store; the 31st request gets 429 rate_limit_error with Retry-After and
+// the rate-limit headers; the user's own cap is apart from the key's, and
+// a request is let in again once one ended.
+func TestKeyMaxParallel(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	a := newEnv(t, envOptions{now: clock.now})
+	b := newEnv(t, envOptions{now: clock.now, store: a.api.Store})
+	ga, gb := apitest.NewLLMGate(t, a.llm), apitest.NewLLMGate(t, b.llm)
+	const n = 30
+	key := "Bearer " + createKey(t, a.api, "alice", map[string]any{"max_parallel": n, "rpm": 1000})
+	if n <= agent.DefaultMaxTurnsPerUser {
+		t.Fatal("the test needs a key cap above the user's")
+	}
+
+	held := make([]chan heldResult, n)
+	for i := range n {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		held[i] = e.sendAs(t, key, "/v1/chat/completions", map[string]any{
+			"model": "naked", "stream": true, "messages": []any{userMsg(fmt.Sprintf("hold %d", i))},
+		})
+	}
+	ga.WaitHeld(t, n/2)
+	gb.WaitHeld(t, n/2)
+
+	for _, tc := range []struct {
+		name string
+		e    *env
+		path string
+		body map[string]any
+	}{
+		{"streamed, instance a", a, "/v1/chat/completions", map[string]any{"model": "naked", "stream": true, "messages": []any{userMsg("one more")}}},
+		{"chat sync, instance b", b, "/v1/chat/sync", map[string]any{"agent_id": "naked", "message": "one more"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.e.api.Do(http.MethodPost, tc.path, key, tc.body)
+			body := checkError(t, r, http.StatusTooManyRequests, "rate_limit_error")
+			if body.Error.Message != gateway.TooManyKeyTurnsMessage(n) {
+				t.Errorf("message %q, want the key's cap", body.Error.Message)
+			}
+			if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > int(agent.DefaultLeaseTTL.Seconds()) {
+				t.Errorf("Retry-After = %q, want a positive integer of at most the lease TTL", r.Header.Get("Retry-After"))
+			}
+			if r.Header.Get("x-ratelimit-limit-requests") != "1000" || r.Header.Get("x-ratelimit-remaining-requests") == "" ||
+				r.Header.Get("x-ratelimit-reset-requests") != "1m0s" {
+				t.Errorf("rate-limit headers missing: %v", r.Header)
+			}
+		})
+	}
+	// The user's own cap (8) is apart: alice's JWT still runs.
+	if r := a.post("/v1/chat/completions", map[string]any{"model": "naked", "messages": []any{userMsg("mine")}}); r.Status != http.StatusOK {
+		t.Fatalf("alice's own request: %d %s", r.Status, r.Body)
+	}
+
+	// One stream ends: the key runs one more.
+	ga.Release(0)
+	if res := <-held[0]; res.err != nil || res.status != http.StatusOK {
+		t.Fatalf("released stream: %d %v", res.status, res.err)
+	}
+	if r := b.api.Do(http.MethodPost, "/v1/chat/sync", key, map[string]any{"agent_id": "naked", "message": "again"}); r.Status != http.StatusOK {
+		t.Fatalf("after one ended: %d %s", r.Status, r.Body)
+	}
+	ga.ReleaseAll()
+	gb.ReleaseAll()
+	for i, c := range held[1:] {
+		if res := <-c; res.err != nil || res.status != http.StatusOK {
+			t.Fatalf("stream %d: %d %v", i+1, res.status, res.err)
+		}
+	}
 }
