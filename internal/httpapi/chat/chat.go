@@ -176,13 +176,18 @@ func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
 			return
 		}
 	}
-	turn, err := h.o.Runtime.StartTurn(r.Context(), agent.TurnRequest{
+	tr := agent.TurnRequest{
 		Key:         store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: req.sessionID},
 		AgentID:     h.o.AgentID,
 		Message:     req.message,
 		Temperature: req.temperature,
 		Mode:        req.mode,
-	})
+	}
+	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
+		// An API key's own max_parallel replaces the user's turn cap.
+		tr.SlotPool, tr.MaxTurns = agent.KeySlotPool(id.KeyID), id.KeyLimits.MaxParallel
+	}
+	turn, err := h.o.Runtime.StartTurn(r.Context(), tr)
 	if err != nil {
 		httpapi.Fail(w, r, startError(req.sessionID, err))
 		return
