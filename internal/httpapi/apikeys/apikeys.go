@@ -59,8 +59,6 @@ const (
 	MaxNameLength = 100
 	// MaxExpiryDays bounds the lifetime of a key (about ten years).
 	MaxExpiryDays = 3650
-	// DefaultMaxActive bounds the active keys of one user.
-	DefaultMaxActive = 50
 )
 
 // Key statuses.
@@ -76,8 +74,6 @@ type Options struct {
 	Now func() time.Time
 	// NewID returns a key id (nil: a random UUID).
 	NewID func() string
-	// MaxActive bounds the active keys of one user (0: DefaultMaxActive).
-	MaxActive int
 	// Users resolves {user_id} (nil: "me" and the caller's id only).
 	Users *userpath.Resolver
 }
@@ -95,9 +91,6 @@ func New(keys store.APIKeys, o Options) *Handlers {
 	}
 	if o.NewID == nil {
 		o.NewID = uuid.NewString
-	}
-	if o.MaxActive <= 0 {
-		o.MaxActive = DefaultMaxActive
 	}
 	return &Handlers{keys: keys, o: o}
 }
@@ -265,21 +258,6 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	existing, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
-	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
-		return
-	}
-	active := 0
-	for i := range existing {
-		if status(&existing[i], now) == StatusActive {
-			active++
-		}
-	}
-	if active >= h.o.MaxActive {
-		httpapi.Error(w, r, http.StatusConflict, fmt.Sprintf("You already have %d active API keys, the maximum: revoke one first", active))
-		return
-	}
 	secret, prefix, hash, err := auth.GenerateAPIKey()
 	if err != nil {
 		httpapi.Fail(w, r, err)
@@ -287,6 +265,9 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	}
 	k := &store.APIKey{ID: h.o.NewID(), UserID: id.UserID, Name: name, Hash: hash, Prefix: prefix, CreatedAt: now, ExpiresAt: expires,
 		Limits: limits}
+	// The store alone enforces the number of active keys of a user
+	// (MAX_API_KEYS_PER_USER), atomically: a *store.LimitError is a 409
+	// that says the limit and how to free room.
 	if err := h.keys.CreateAPIKey(r.Context(), k); err != nil {
 		if se := httpapi.LimitFailure(err); se != nil {
 			httpapi.Fail(w, r, se)

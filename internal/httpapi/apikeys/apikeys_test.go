@@ -271,11 +271,11 @@ func TestCreateValidation(t *testing.T) {
 }
 
 func TestRevokeAllAndLimit(t *testing.T) {
-	e := newEnv(t, apitest.Options{}, apikeys.Options{MaxActive: 2})
+	e := newEnv(t, apitest.Options{Store: limitedStore(t, 2)}, apikeys.Options{})
 	a := create(t, e, "alice", nil)
 	create(t, e, "alice", nil)
 	r := e.As("alice", http.MethodPost, keysPath, nil)
-	if r.Status != http.StatusConflict || !strings.Contains(r.Message(), "revoke one first") {
+	if r.Status != http.StatusConflict || !strings.Contains(r.Message(), "Revoke one") {
 		t.Fatalf("third key: %d %s", r.Status, r.Body)
 	}
 	if r := e.As("alice", http.MethodDelete, keysPath+"/"+a.ID, nil); r.Status != http.StatusNoContent {
@@ -320,7 +320,7 @@ func FuzzAPIKeyBody(f *testing.F) {
 		`{"expires_in_days":-1}`, `{"expires_in_days":1e300}`, `{"name":null}`, `[]`, `null`, ``, `{"name":"\u0000"}`, `{"expires_at":"9999-12-31T23:59:59Z"}`} {
 		f.Add(s)
 	}
-	e := newEnv(f, apitest.Options{SingleUser: true}, apikeys.Options{MaxActive: 1 << 30})
+	e := newEnv(f, apitest.Options{SingleUser: true}, apikeys.Options{})
 	f.Fuzz(func(t *testing.T, body string) {
 		r := e.DoT(t, http.MethodPost, keysPath, "", body)
 		switch {
@@ -378,7 +378,7 @@ func TestGNS3UserID(t *testing.T) {
 // TestExpiresInDaysWholeNumbers: expires_in_days is any JSON number whose
 // value is a whole number of days; null means no expiry.
 func TestExpiresInDaysWholeNumbers(t *testing.T) {
-	e := newEnv(t, apitest.Options{}, apikeys.Options{MaxActive: 10})
+	e := newEnv(t, apitest.Options{}, apikeys.Options{})
 	for _, tc := range []struct {
 		body string
 		days int
