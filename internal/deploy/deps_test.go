@@ -12,6 +12,7 @@ import (
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/lambdaapp/apikeysfn"
 	"agentchat/internal/lambdaapp/catalogfn"
+	"agentchat/internal/lambdaapp/labchangesfn"
 	"agentchat/internal/lambdaapp/llmconfigsfn"
 	"agentchat/internal/lambdaapp/removal"
 	"agentchat/internal/lambdaapp/sessionsfn"
@@ -67,7 +68,7 @@ func TestFunctionDependencies(t *testing.T) {
 	names := folders(t)
 	all := deps(t, names)
 	noAgent := []string{removal.DeleteFunction, removal.WorkerFunction}
-	for _, funcs := range [][]lambdaapp.Func{sessionsfn.Funcs(), apikeysfn.Funcs(), catalogfn.Funcs(), llmconfigsfn.Funcs()} {
+	for _, funcs := range [][]lambdaapp.Func{sessionsfn.Funcs(), apikeysfn.Funcs(), catalogfn.Funcs(), llmconfigsfn.Funcs(), labchangesfn.Funcs()} {
 		for _, f := range funcs {
 			noAgent = append(noAgent, f.Name)
 		}

@@ -26,6 +26,7 @@ import (
 	"agentchat/internal/lambdaapp/catalogfn"
 	"agentchat/internal/lambdaapp/chatfn"
 	"agentchat/internal/lambdaapp/gatewayfn"
+	"agentchat/internal/lambdaapp/labchangesfn"
 	"agentchat/internal/lambdaapp/lambdatest"
 	"agentchat/internal/lambdaapp/llmconfigsfn"
 	"agentchat/internal/lambdaapp/removal"
@@ -45,6 +46,7 @@ func surfaces() map[string][]lambdaapp.Func {
 		p + "catalogfn":    catalogfn.Funcs(),
 		p + "apikeysfn":    apikeysfn.Funcs(),
 		p + "llmconfigsfn": llmconfigsfn.Funcs(),
+		p + "labchangesfn": labchangesfn.Funcs(),
 	}
 }
 
@@ -812,14 +814,16 @@ func TestTemplateHTTPAPIPaths(t *testing.T) {
 }
 
 // TestTemplateLabVPC: the functions that run the agents (and so reach the
-// GNS3 controller and the device consoles) join the lab's VPC when
-// LabSubnetIds is set; no other function does.
+// GNS3 controller and the device consoles) and chat-undo (which changes
+// the lab: it restores a snapshot) join the lab's VPC when LabSubnetIds is
+// set; no other function does.
 func TestTemplateLabVPC(t *testing.T) {
 	tpl := loadTemplate(t)
 	agentFns := map[string]bool{}
 	for _, f := range append(chatfn.Funcs(), gatewayfn.Funcs()...) {
 		agentFns[logicalID(f.Name)] = true
 	}
+	agentFns[logicalID(labchangesfn.UndoFunction)] = true
 	if cond := tpl.get("Conditions", "HasLabVpc"); !cond.ok() {
 		t.Fatal("no HasLabVpc condition")
 	}
