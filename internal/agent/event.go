@@ -14,6 +14,12 @@ const (
 	EventToolEnd   EventType = "tool_end"
 	EventError     EventType = "error"
 	EventDone      EventType = "done"
+	// EventApprovalRequired: a tool call waits for a person's decision
+	// (ToolCallID, ToolName, Approval); the turn then ends.
+	EventApprovalRequired EventType = "approval_required"
+	// EventSnapshot: a GNS3 snapshot was taken before the first lab
+	// change of the turn, or could not be (Snapshot).
+	EventSnapshot EventType = "snapshot"
 )
 
 // ToolCallEvent is the progress of one tool call requested by the model.
@@ -46,6 +52,9 @@ type Event struct {
 	ToolOutput string
 	// Error is a human-readable message without secrets, on EventError.
 	Error string
+	// Approval is set on EventApprovalRequired, Snapshot on EventSnapshot.
+	Approval *ApprovalEvent
+	Snapshot *SnapshotEvent
 	// LogProbs are the log probabilities of Content's tokens on
 	// EventContent, when the request asked for them (llm.Options.LogProbs).
 	LogProbs []llm.TokenLogProb

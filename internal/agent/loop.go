@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentchat/internal/approval"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
 
@@ -28,6 +29,8 @@ const (
 	outFailed
 	// outStopped: the run's context ended (abort, deadline, client left).
 	outStopped
+	// outPaused: tool calls wait for a person's decision (approval).
+	outPaused
 )
 
 // StepSeparator goes between the texts of two steps of one run when they
@@ -50,6 +53,12 @@ type toolResult struct {
 	failed bool
 	// changed: a tool with SideEffects was run (whatever its outcome).
 	changed bool
+	// labChange: a tool that changes the lab was run or declined (it is
+	// audited); declined: the person declined it (it did not run).
+	labChange, declined bool
+	// decision and decidedBy are the approval decision (store.Decision*)
+	// and who made it; empty when none was asked.
+	decision, decidedBy string
 }
 
 // recorder stores the messages of a run as the loop produces them, from
@@ -63,6 +72,12 @@ type recorder interface {
 	assistant(id string, res *llm.Result, interrupted bool) error
 	// tools stores the tool messages of one step.
 	tools(results []toolResult) error
+	// beforeChange is called before tools that change the lab run (a
+	// GNS3 snapshot, once per turn, where it applies).
+	beforeChange(ctx context.Context)
+	// pause stores the calls that wait for a person's decision and ends
+	// the run (approval; only called when the loop may pause).
+	pause(calls []openai.ToolCall) error
 }
 
 // noRecorder stores nothing (the stateless gateway).
@@ -70,6 +85,10 @@ type noRecorder struct{}
 
 func (noRecorder) assistant(string, *llm.Result, bool) error { return nil }
 func (noRecorder) tools([]toolResult) error                  { return nil }
+func (noRecorder) beforeChange(context.Context)              {}
+func (noRecorder) pause([]openai.ToolCall) error {
+	return errors.New("no person can be asked for an approval here")
+}
 
 // runResult is how a run of the loop ended, and what it used.
 type runResult struct {
@@ -126,6 +145,11 @@ type loop struct {
 
 	// rec stores what the run produces (noRecorder: nothing).
 	rec recorder
+	// policy is the run's approval policy; canPause says whether calls
+	// that need approval pause the run (the project chat) or are refused
+	// (the stateless gateway, where no person can be asked).
+	policy   approval.Policy
+	canPause bool
 
 	// content is the text of every answered step (runResult.content).
 	content strings.Builder
@@ -264,9 +288,15 @@ func (l *loop) steps(ctx context.Context) (outcome, *llm.Result, error) {
 		if err := l.rec.assistant(msgID, res, false); err != nil {
 			return outFailed, res, err
 		}
-		results := l.runTools(ctx, res.ToolCalls)
+		results, wait := l.runStep(ctx, res.ToolCalls)
 		if err := l.rec.tools(results); err != nil {
 			return outFailed, res, err
+		}
+		if len(wait) > 0 {
+			if err := l.rec.pause(wait); err != nil {
+				return outFailed, res, err
+			}
+			return outPaused, res, nil
 		}
 		if ctx.Err() != nil {
 			return outStopped, res, context.Cause(ctx)

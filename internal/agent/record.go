@@ -74,6 +74,9 @@ func (tr *turnRun) persistCtx() (context.Context, context.CancelFunc) {
 // persist appends msgs with a context that outlives the turn's, so that a
 // completed step is stored even when the client leaves, and counts them.
 func (tr *turnRun) persist(msgs []store.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
 	if err := tr.t.createErr(); err != nil {
 		return &userError{msg: notCreatedText, err: err}
 	}
@@ -128,11 +131,19 @@ func (tr *turnRun) assistant(id string, res *llm.Result, interrupted bool) error
 	return tr.persist([]store.Message{m})
 }
 
-// tools implements recorder: the step's tool messages are appended.
+// tools implements recorder: the step's tool messages are appended, and
+// its lab changes audited.
 func (tr *turnRun) tools(results []toolResult) error {
 	if err := tr.waitUser(); err != nil {
 		return err
 	}
+	err := tr.persist(tr.toolMessages(results))
+	tr.audit(results)
+	return err
+}
+
+// toolMessages are the tool messages of results.
+func (tr *turnRun) toolMessages(results []toolResult) []store.Message {
 	now := tr.t.r.o.Now().UTC()
 	msgs := make([]store.Message, len(results))
 	for i, r := range results {
@@ -144,7 +155,7 @@ func (tr *turnRun) tools(results []toolResult) error {
 			msgs[i].Metadata = map[string]any{"error": true}
 		}
 	}
-	return tr.persist(msgs)
+	return msgs
 }
 
 // finish writes the turn's statistics once, with the final answer when it

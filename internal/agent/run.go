@@ -56,6 +56,11 @@ type turnRun struct {
 	// the release of the lease (store.FinishTurn: one write when the store
 	// has it).
 	final *store.Message
+
+	// snapTried: the turn's snapshot was attempted (beforeChange);
+	// snapshotID is the one taken, empty when none.
+	snapTried  bool
+	snapshotID string
 }
 
 // Run executes the turn, calling emit for each event in order and from one
@@ -152,12 +157,24 @@ func (tr *turnRun) run() string {
 		history []openai.ChatCompletionMessage
 		repairs []store.Message
 	)
-	if histErr == nil {
-		history, repairs = buildHistory(trimHistory(hist), o.NewID, now)
+	build := func() { history, repairs = buildHistory(trimHistory(hist), o.NewID, now) }
+	if histErr == nil && len(t.awaiting) == 0 {
+		// With calls awaiting a decision, the history is built once they
+		// are answered (they are no crash to repair).
+		build()
 	}
 	// The repairs and the user message are stored in one append: beside the
-	// first LLM call, or right away when the turn ends before it.
-	pending := append(repairs, user)
+	// first LLM call, or right away when the turn ends before it. Decisions
+	// (a continuation) bring no user message.
+	continuation := len(t.req.Decisions) > 0
+	pendingMsgs := func() []store.Message {
+		p := append([]store.Message(nil), repairs...)
+		if !continuation {
+			p = append(p, user)
+		}
+		return p
+	}
+	pending := pendingMsgs()
 
 	if stop := tr.stopText(); stop != "" || ctx.Err() != nil {
 		tr.saveEarly(pending)
@@ -178,13 +195,30 @@ func (tr *turnRun) run() string {
 		return "Could not prepare the agent for this turn."
 	}
 
+	tr.recordPolicy()
 	l := newLoop(t.r, t.llm.Client, su, tr.em, tr)
+	l.policy, l.canPause = t.policy, true
+	if len(t.awaiting) > 0 {
+		// Decide the calls that awaited a decision (or decline them all),
+		// store their results, and build the history with them.
+		dm, err := tr.settle(ctx, l)
+		if err != nil {
+			log.ErrorContext(ctx, "settle pending approvals", "session", t.req.Key.ThreadID, "err", err)
+			tr.saveEarly(pending)
+			return saveFailedText
+		}
+		hist = append(hist, dm...)
+		build()
+		pending = pendingMsgs()
+	}
 	msgs := make([]openai.ChatCompletionMessage, 0, len(history)+2)
 	if su.system != "" {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: su.system})
 	}
 	msgs = append(msgs, history...)
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.req.Message})
+	if !continuation {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.req.Message})
+	}
 	l.req.Messages = msgs
 	l.req.Temperature = t.req.Temperature
 	if l.req.Temperature == nil {
@@ -211,6 +245,8 @@ func (tr *turnRun) run() string {
 		if tr.wantsTitle() {
 			tr.title(firstUserMessage(hist, t.req.Message), t.req.Message, res.Content)
 		}
+		return ""
+	case outPaused:
 		return ""
 	case outMaxSteps:
 		return maxStepsText(o.MaxSteps)

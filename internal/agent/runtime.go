@@ -79,6 +79,9 @@ type Options struct {
 	// NewID returns a new unique id for messages and lease owners (default
 	// a random UUID).
 	NewID func() string
+	// Snapshots, when set, takes a GNS3 snapshot before the first lab
+	// change of a project chat turn in the modes it applies to.
+	Snapshots Snapshotter
 }
 
 // Runtime runs agent turns: the persisted project chat (StartTurn, Run) and

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"agentchat/internal/approval"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
 )
@@ -37,6 +38,20 @@ type TurnRequest struct {
 	// KeySlotPool) instead of one of the user's MaxTurnsPerUser.
 	SlotPool string
 	MaxTurns int
+	// Approval is the approval policy asked for by the request ("off",
+	// "changes", "all"; empty: the session's, else the user's LLM
+	// configuration's, else off); a policy set here is recorded on the
+	// session.
+	Approval string
+	// RejectPending declines the calls that await a decision (the
+	// request's approval_decision "reject_all"), so that Message can be
+	// sent; without it a session with pending calls is ErrApprovalPending.
+	RejectPending bool
+	// Decisions decide the session's pending calls (all of them, once
+	// each): the turn runs the approved ones, answers the declined ones
+	// and lets the model go on. Message is then empty; the session must
+	// exist.
+	Decisions []Decision
 }
 
 // Turn is a started turn: the session exists (a new one is being created,
@@ -66,6 +81,10 @@ type Turn struct {
 	// ready waits for the agent, the LLM and the slot of StartTurn and
 	// returns the first failure among them; create calls it first.
 	ready func() error
+	// policy is the turn's approval policy; awaiting are the calls that
+	// awaited a decision when the turn opened the session.
+	policy   approval.Policy
+	awaiting []store.PendingApproval
 }
 
 // Session returns the session as it was when the turn started.
@@ -97,8 +116,14 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		return nil, fmt.Errorf("%w: project id is empty", ErrInvalidRequest)
 	case req.Key.UserID == "":
 		return nil, fmt.Errorf("%w: user id is empty", ErrInvalidRequest)
-	case req.Message == "":
+	case req.Message == "" && len(req.Decisions) == 0:
 		return nil, fmt.Errorf("%w: message is empty", ErrInvalidRequest)
+	case len(req.Decisions) > 0 && (req.Message != "" || req.Key.ThreadID == ""):
+		return nil, fmt.Errorf("%w: decisions continue an existing session, without a message", ErrInvalidRequest)
+	}
+	requested, err := approval.Parse(req.Approval)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	t := &Turn{r: r, req: req, owner: r.o.NewID()}
 	// The user's LLM, the user's turn slot and the session (its read and
@@ -151,7 +176,29 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		return nil, oerr
 	}
 	t.mode = t.agent.resolveMode(req.Mode, t.session, t.llm.CopilotMode)
+	t.policy = approval.Resolve(requested, approval.FromValue(t.session.Metadata[approval.MetadataKey]), approval.FromValue(t.llm.Approval))
+	if err := t.checkPending(); err != nil {
+		t.release(ctx)
+		t.slot.release(ctx)
+		return nil, err
+	}
 	return t, nil
+}
+
+// checkPending refuses a turn on a session whose calls await a decision,
+// unless it decides them (Decisions, checked here) or declines them
+// (RejectPending); and a turn with decisions on a session without any.
+func (t *Turn) checkPending() error {
+	if t.opened != nil {
+		t.awaiting = t.session.PendingApprovals()
+	}
+	switch {
+	case len(t.req.Decisions) > 0:
+		return checkDecisions(t.awaiting, t.req.Decisions)
+	case len(t.awaiting) > 0 && !t.req.RejectPending:
+		return fmt.Errorf("%w (%d call(s))", ErrApprovalPending, len(t.awaiting))
+	}
+	return nil
 }
 
 // open opens the turn on its session with store.OpenTurn: it loads or
@@ -165,12 +212,16 @@ func (t *Turn) open(ctx context.Context) error {
 		k.ThreadID = t.r.o.NewID()
 		return t.createBeside(ctx)
 	}
-	o, err := store.OpenTurn(ctx, t.r.o.Store, t.opening(func() (*store.Session, error) {
+	newSession := func() (*store.Session, error) {
 		if err := t.ready(); err != nil {
 			return nil, err
 		}
 		return t.newSession(), nil
-	}))
+	}
+	if len(t.req.Decisions) > 0 {
+		newSession = nil // decisions never create a session
+	}
+	o, err := store.OpenTurn(ctx, t.r.o.Store, t.opening(newSession))
 	if err != nil {
 		return err
 	}
@@ -197,6 +248,9 @@ func (t *Turn) newSession() *store.Session {
 	}
 	if m := t.agent.resolveMode(t.req.Mode, nil, t.llm.CopilotMode); m != "" {
 		s.Metadata[store.MetadataCopilotMode] = m
+	}
+	if p := approval.FromValue(t.req.Approval); p != "" {
+		s.Metadata[approval.MetadataKey] = string(p)
 	}
 	return s
 }

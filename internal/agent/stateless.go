@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"agentchat/internal/approval"
 	"agentchat/internal/llm"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -129,6 +130,9 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 
 	em := &emitter{fn: emit}
 	l := newLoop(r, client, su, em, noRecorder{})
+	// No person can be asked here: with an approval policy, the calls that
+	// need approval are refused with a message for the model.
+	l.policy = approval.FromValue(conf.Approval)
 	l.clientTools = map[string]bool{}
 	for _, t := range req.ClientTools {
 		if t.Function == nil || t.Function.Name == "" {

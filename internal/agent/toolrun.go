@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"agentchat/internal/store"
+
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -63,7 +65,12 @@ func (l *loop) runTool(ctx context.Context, call openai.ToolCall) toolResult {
 	out, failed, changed := l.execTool(ctx, call)
 	out = capToolOutput(out, l.rt.o.ToolMaxOutputBytes)
 	l.em.emit(Event{Type: EventToolEnd, ToolName: name, ToolCallID: call.ID, ToolOutput: out})
-	return toolResult{call: call, output: out, failed: failed, changed: changed}
+	r := toolResult{call: call, output: out, failed: failed, changed: changed}
+	if t, ok := l.tools[name]; ok && changed && t.Tier.ChangesLab() {
+		// Run without asking; decide marks the calls a person approved.
+		r.labChange, r.decision = true, store.DecisionNotRequired
+	}
+	return r
 }
 
 type toolReturn struct {

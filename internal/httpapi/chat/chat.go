@@ -17,6 +17,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/agents"
+	"agentchat/internal/approval"
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
@@ -76,11 +77,12 @@ func New(o Options) *Handlers {
 	return &Handlers{o: o}
 }
 
-// Routes returns the stream and inject routes.
+// Routes returns the stream, inject and approvals routes.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Path: PathStream, Handler: h.stream, Project: true},
 		{Method: http.MethodPost, Path: PathInject, Handler: h.inject, Project: true},
+		{Method: http.MethodPost, Path: PathApprovals, Handler: h.approvals, Project: true},
 	}
 }
 
@@ -92,6 +94,12 @@ type Request struct {
 	Temperature *float64 `json:"temperature"`
 	Mode        string   `json:"mode"`
 	CopilotMode string   `json:"copilot_mode"`
+	// Approval is the approval policy for this turn and, recorded, the
+	// session's next ones: off, changes or all.
+	Approval string `json:"approval"`
+	// ApprovalDecision "reject_all" declines the calls that await a
+	// decision, so that the message can be sent.
+	ApprovalDecision string `json:"approval_decision"`
 }
 
 // validated is a checked Request.
@@ -101,6 +109,8 @@ type validated struct {
 	stream      bool
 	temperature *float32
 	mode        string
+	approval    string
+	rejectAll   bool
 }
 
 // Validate checks the request and returns its normalized form.
@@ -145,8 +155,24 @@ func (req *Request) validate() (*validated, error) {
 		}
 		v.mode = mode
 	}
+	p, err := approval.Parse(req.Approval)
+	if err != nil {
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'approval' must be one of: off, changes, all")
+	}
+	v.approval = string(p)
+	switch req.ApprovalDecision {
+	case "":
+	case approvalRejectAll:
+		v.rejectAll = true
+	default:
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'approval_decision' must be \"reject_all\"")
+	}
 	return v, nil
 }
+
+// approvalRejectAll is the approval_decision that declines every pending
+// call.
+const approvalRejectAll = "reject_all"
 
 func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
 	var body Request
@@ -182,6 +208,9 @@ func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
 		Message:     req.message,
 		Temperature: req.temperature,
 		Mode:        req.mode,
+		Approval:    req.approval,
+		// Declining pending calls: only with a message.
+		RejectPending: req.rejectAll,
 	}
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
 		// An API key's own max_parallel replaces the user's turn cap.
@@ -244,6 +273,12 @@ func startError(sessionID string, err error) error {
 			se.RetryAfter = held.RetryAfter(time.Now())
 		}
 		return se
+	case errors.Is(err, agent.ErrApprovalPending):
+		return httpapi.Errorf(http.StatusConflict, "This session is waiting for your decision on the tool calls it asked for: approve or decline them (POST .../sessions/%s/approvals), or send your message with \"approval_decision\": \"reject_all\" to decline them all.", sessionID)
+	case errors.Is(err, agent.ErrNothingPending):
+		return httpapi.Errorf(http.StatusConflict, "No tool call of this session awaits a decision (none was asked for, or it was already decided).")
+	case errors.Is(err, agent.ErrBadDecisions):
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "%s", strings.TrimPrefix(err.Error(), agent.ErrBadDecisions.Error()+": "))
 	case errors.Is(err, agent.ErrInvalidRequest):
 		return httpapi.Errorf(http.StatusUnprocessableEntity, "%s", strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": "))
 	case errors.Is(err, context.Canceled):
@@ -263,7 +298,13 @@ type event struct {
 	ToolCallID string    `json:"tool_call_id,omitempty"`
 	ToolOutput *string   `json:"tool_output,omitempty"`
 	Error      string    `json:"error,omitempty"`
-	SessionID  string    `json:"session_id"`
+	// Arguments and Summary: approval_required; SnapshotID and Name:
+	// snapshot.
+	Arguments  *string `json:"arguments,omitempty"`
+	Summary    string  `json:"summary,omitempty"`
+	SnapshotID string  `json:"snapshot_id,omitempty"`
+	Name       string  `json:"name,omitempty"`
+	SessionID  string  `json:"session_id"`
 }
 
 type toolCall struct {
@@ -299,6 +340,17 @@ func encode(ev agent.Event, sessionID string) (event, bool) {
 		out.ToolName, out.ToolCallID, out.ToolOutput = ev.ToolName, ev.ToolCallID, &o
 	case agent.EventError:
 		out.Error = ev.Error
+	case agent.EventApprovalRequired:
+		if ev.Approval == nil {
+			return out, false
+		}
+		a := ev.Approval.Arguments
+		out.ToolName, out.ToolCallID, out.Arguments, out.Summary = ev.ToolName, ev.ToolCallID, &a, ev.Approval.Summary
+	case agent.EventSnapshot:
+		if ev.Snapshot == nil {
+			return out, false
+		}
+		out.SnapshotID, out.Name, out.Error = ev.Snapshot.ID, ev.Snapshot.Name, ev.Snapshot.Error
 	case agent.EventDone:
 	default:
 		return out, false

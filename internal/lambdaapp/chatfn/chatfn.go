@@ -1,5 +1,5 @@
 // Package chatfn holds the Lambda function of the streaming project chat:
-// chat-stream (POST /stream and POST /inject, a response-streaming
+// chat-stream (POST /stream, POST /inject and POST .../approvals, a response-streaming
 // function URL emitting SSE). chat-abort only sets a store flag, so it
 // lives in sessionsfn and links no LLM client.
 package chatfn
@@ -19,7 +19,8 @@ import (
 // Funcs returns the chat function.
 func Funcs() []lambdaapp.Func {
 	return []lambdaapp.Func{
-		lambdaapp.NewFunc("chat-stream", lambdaapp.Stream, buildStream, http.MethodPost+" "+chat.PathStream, http.MethodPost+" "+chat.PathInject),
+		lambdaapp.NewFunc("chat-stream", lambdaapp.Stream, buildStream, http.MethodPost+" "+chat.PathStream, http.MethodPost+" "+chat.PathInject,
+			http.MethodPost+" "+chat.PathApprovals),
 	}
 }
 

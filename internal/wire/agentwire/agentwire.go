@@ -25,6 +25,7 @@ import (
 	"agentchat/internal/tools/seerr"
 	"agentchat/internal/userllm"
 	"agentchat/internal/wire"
+	"agentchat/internal/wire/snapshotwire"
 )
 
 // Agent is the agent side of a process.
@@ -149,6 +150,18 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 
 		// The cap counts in the store, so it holds on every instance.
 		MaxTurnsPerUser: cfg.MaxTurnsPerUser,
+
+		// SNAPSHOTS: a GNS3 snapshot before a lab-automation turn's first change.
+		Snapshots: snapshotter(b),
 	})
 	return &Agent{Registry: reg, Runtime: rt, LLM: res, Skills: sk}, nil
+}
+
+// snapshotter is the runtime's GNS3 snapshotter: nil without GNS3_URL or
+// with SNAPSHOTS=off.
+func snapshotter(b *wire.Base) agent.Snapshotter {
+	if b.GNS3 == nil || !b.Config.Snapshots {
+		return nil
+	}
+	return snapshotwire.GNS3{Client: b.GNS3}
 }
