@@ -41,6 +41,7 @@ type swapResolver struct {
 	mode         string
 	contextLimit int
 	strategy     string
+	approval     string
 }
 
 func (s *swapResolver) Resolve(ctx context.Context, _ string) (llm.Resolved, error) {
@@ -50,7 +51,7 @@ func (s *swapResolver) Resolve(ctx context.Context, _ string) (llm.Resolved, err
 		return llm.Resolved{}, llm.ErrNotConfigured
 	}
 	return llm.Resolved{Client: s.client, Temperature: s.temperature, MaxTokens: s.maxTokens, CopilotMode: s.mode,
-		ContextLimit: s.contextLimit, ContextStrategy: s.strategy}, nil
+		ContextLimit: s.contextLimit, ContextStrategy: s.strategy, Approval: s.approval}, nil
 }
 
 func (s *swapResolver) set(c llm.Client) {
