@@ -172,3 +172,20 @@ func TestStatelessRefusesChangesUnderApproval(t *testing.T) {
 		t.Fatalf("the model was told %+v", m)
 	}
 }
+
+// TestStatelessAuditsLabChanges: a /v1 run stores nothing of the
+// conversation, but its lab changes are audited in the project they name.
+func TestStatelessAuditsLabChanges(t *testing.T) {
+	var runs atomic.Int32
+	h := newHarness(t, []Tool{labTool(&runs)})
+	h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "configure", Arguments: `{"a":1,"b":2,"project_id":"p-9"}`}}},
+		llmtest.Reply{Text: "Done."})
+	var ev events
+	if _, err := h.rt.RunStateless(context.Background(), StatelessRequest{AgentID: "tester", Messages: userMsgs("change it"), UserID: "u"}, ev.add); err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := h.st.ListAudit(context.Background(), "p-9", "u", store.Page{Limit: 10})
+	if err != nil || len(entries) != 1 || entries[0].Tool != "configure" || entries[0].Decision != store.DecisionNotRequired || runs.Load() != 1 {
+		t.Fatalf("audit %+v, %v, runs %d", entries, err, runs.Load())
+	}
+}

@@ -129,7 +129,12 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	}
 
 	em := &emitter{fn: emit}
-	l := newLoop(r, client, su, em, noRecorder{})
+	var rec recorder = noRecorder{}
+	if r.o.Store != nil && req.UserID != "" {
+		// Nothing is stored but the audit of lab changes.
+		rec = auditRecorder{rt: r, userID: req.UserID, runID: r.o.NewID()}
+	}
+	l := newLoop(r, client, su, em, rec)
 	// No person can be asked here: with an approval policy, the calls that
 	// need approval are refused with a message for the model.
 	l.policy = approval.FromValue(conf.Approval)
