@@ -59,12 +59,31 @@ export type StreamEvent =
   | { type: 'tool_end'; tool_name: string; tool_call_id: string; tool_output: string; session_id: string }
   | { type: 'error'; error: string; session_id: string }
   | { type: 'heartbeat'; session_id: string }
+  | ({ type: 'approval_required'; session_id: string } & PendingApproval)
+  | { type: 'snapshot'; snapshot_id?: string; name?: string; error?: string; session_id: string }
   | { type: 'done'; session_id: string };
+
+/** PendingApproval is a tool call waiting for the user's decision. */
+export interface PendingApproval {
+  tool_call_id: string;
+  tool_name: string;
+  arguments: string;
+  summary: string;
+}
+
+/** Decision is the user's decision on one pending call. */
+export interface Decision {
+  tool_call_id: string;
+  approve: boolean;
+  note?: string;
+}
 
 export interface ChatRequest {
   message: string;
   session_id: string;
   copilot_mode?: string;
+  approval?: string;
+  approval_decision?: 'reject_all';
 }
 
 export interface LLMConfig {
@@ -208,6 +227,16 @@ export class Api {
   /** stream starts a turn; read its events with readEvents. */
   stream(project: string, req: ChatRequest, signal: AbortSignal): Promise<Response> {
     return this.request('POST', `${this.chat(project)}/stream`, { ...req, stream: true }, signal);
+  }
+
+  /** approvals decides a paused turn's calls; read the turn that goes on with readEvents. */
+  approvals(project: string, id: string, decisions: Decision[], signal: AbortSignal): Promise<Response> {
+    return this.request('POST', `${this.chat(project)}/sessions/${id}/approvals`, { decisions }, signal);
+  }
+
+  /** undo restores the snapshot taken before the session's last changes. */
+  undo(project: string, id: string): Promise<{ message: string; snapshot_id: string; name: string }> {
+    return this.json('POST', `${this.chat(project)}/sessions/${id}/undo`);
   }
 
   /**

@@ -56,7 +56,7 @@ class TextBlock {
   }
 }
 
-type ToolStatus = 'calling' | 'called' | 'running' | 'done' | 'failed' | 'no-result';
+type ToolStatus = 'calling' | 'called' | 'running' | 'done' | 'failed' | 'no-result' | 'awaiting';
 
 const statusText: Record<ToolStatus, string> = {
   calling: 'preparing…',
@@ -65,6 +65,7 @@ const statusText: Record<ToolStatus, string> = {
   done: 'done',
   failed: 'failed',
   'no-result': 'no result',
+  awaiting: 'awaiting approval',
 };
 
 /** ToolCard is one tool call: arguments growing live, then status and output. */
@@ -181,12 +182,23 @@ export class AssistantTurn {
     c.setStatus('running');
   }
 
+  /** awaiting marks a call that waits for the user's approval. */
+  awaiting(id: string, name: string): void {
+    this.card(id, name).setStatus('awaiting');
+  }
+
   toolEnd(id: string, name: string, output: string, failed = failedOutput(output)): void {
     this.card(id, name).setOutput(output, failed);
   }
 
   error(message: string): void {
     this.add(h('div', { class: 'error-block', role: 'alert' }, message));
+    this.last = null;
+  }
+
+  /** block adds an element of its own (an approval card, a snapshot note). */
+  block(el: HTMLElement): void {
+    this.add(el);
     this.last = null;
   }
 

@@ -1,9 +1,10 @@
 // The agentchat web console: project chat over the local server's API.
 
 import './style.css';
-import { Api, ApiError, type ChatSession, type GNS3Project, type StreamEvent } from './api';
+import { Api, ApiError, type ChatRequest, type ChatSession, type GNS3Project, type StreamEvent } from './api';
+import { Pause, pendingOf, snapshotNote } from './approvals';
 import { AssistantTurn, Conversation } from './conversation';
-import { byId, h, newUUID } from './dom';
+import { byId, confirmDialog, h, newUUID } from './dom';
 import { applyIcons } from './icons';
 import { Settings } from './settings';
 import { Sidebar } from './sidebar';
@@ -13,6 +14,7 @@ const KEY_TOKEN = 'agentchat.token'; // sessionStorage: this tab only
 const KEY_PROJECT = 'agentchat.project';
 const KEY_PROJECTS = 'agentchat.projects';
 const KEY_MODE = 'agentchat.mode';
+const KEY_APPROVAL = 'agentchat.approval';
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HISTORY_LIMIT = 100;
@@ -46,6 +48,7 @@ const projectInput = byId<HTMLInputElement>('project');
 const projectList = byId<HTMLDataListElement>('projects');
 const projectPicker = byId<HTMLSelectElement>('project-picker');
 const modeSelect = byId<HTMLSelectElement>('mode');
+const approvalSelect = byId<HTMLSelectElement>('approval');
 const input = byId<HTMLTextAreaElement>('input');
 const sendBtn = byId<HTMLButtonElement>('send');
 const stopBtn = byId<HTMLButtonElement>('stop');
@@ -77,6 +80,8 @@ interface Running {
   started: number;
   heartbeat: boolean;
   tool: string;
+  /** pause collects the calls the turn waits on (approval_required). */
+  pause: Pause | null;
 }
 
 const api = new Api({
@@ -237,6 +242,11 @@ modeSelect.value = stored(localStorage, KEY_MODE) || 'teaching_assistant';
 if (!modeSelect.value) modeSelect.value = 'teaching_assistant';
 modeSelect.addEventListener('change', () => store(localStorage, KEY_MODE, modeSelect.value));
 
+// Approval policy: empty follows the session, then the model configuration.
+approvalSelect.value = stored(localStorage, KEY_APPROVAL);
+if (approvalSelect.selectedIndex < 0) approvalSelect.value = '';
+approvalSelect.addEventListener('change', () => store(localStorage, KEY_APPROVAL, approvalSelect.value));
+
 // Sessions.
 function setHash(id: string): void {
   const url = id ? `#session=${id}` : `${location.pathname}${location.search}`;
@@ -280,6 +290,13 @@ async function openSession(id: string): Promise<void> {
     const hist = await api.history(project, id, historyLimit);
     if (current !== id) return;
     conversation.showHistory(hist.messages);
+    const waiting = pendingOf(sidebar.get(id)?.metadata);
+    if (waiting.length > 0) {
+      const turn = conversation.beginAssistant();
+      const pause = newPause(id);
+      for (const p of waiting) turn.block(pause.add(p));
+      turn.finish();
+    }
     if (hist.messages.length >= historyLimit && historyLimit < MAX_HISTORY) {
       conversation.prepend(h('button', { class: 'earlier', type: 'button', onclick: () => {
         historyLimit = MAX_HISTORY;
@@ -411,13 +428,26 @@ async function send(): Promise<void> {
     sidebar.select(id);
     renderStats();
   }
-  const r: Running = { session: id, controller: new AbortController(), stopping: false, lastEvent: Date.now(), started: Date.now(), heartbeat: false, tool: '' };
+  const req: ChatRequest = { message: text, session_id: id, copilot_mode: modeSelect.value };
+  if (approvalSelect.value) req.approval = approvalSelect.value;
+  await follow(id, turn, (signal) => api.stream(project, req, signal));
+}
+
+/**
+ * follow runs one streamed turn of session id into turn: the stream opened
+ * by open (a message, or the decisions of a paused turn). It reports
+ * whether the stream opened.
+ */
+async function follow(id: string, turn: AssistantTurn, open: (signal: AbortSignal) => Promise<Response>): Promise<boolean> {
+  const r: Running = { session: id, controller: new AbortController(), stopping: false, lastEvent: Date.now(), started: Date.now(), heartbeat: false, tool: '', pause: null };
   running = r;
   setBusy(true);
   tick();
   let done = false;
+  let opened = false;
   try {
-    const res = await api.stream(project, { message: text, session_id: id, copilot_mode: modeSelect.value }, r.controller.signal);
+    const res = await open(r.controller.signal);
+    opened = true;
     for await (const ev of readEvents(res)) {
       r.lastEvent = Date.now();
       handle(turn, r, ev);
@@ -445,6 +475,31 @@ async function send(): Promise<void> {
     scrollToEnd();
     await refreshAfterTurn(id);
   }
+  return opened;
+}
+
+/** newPause is the pause of session id: its decisions continue the turn in a new answer. */
+function newPause(id: string): Pause {
+  return new Pause(async (decisions) => {
+    if (running || current !== id) return false;
+    const turn = conversation.beginAssistant();
+    turn.thinking();
+    scrollToEnd(true);
+    return follow(id, turn, (signal) => api.approvals(project, id, decisions, signal));
+  });
+}
+
+/** undo restores the snapshot of session id (the Undo of a snapshot note). */
+async function undo(id: string, btn: HTMLButtonElement): Promise<void> {
+  if (!(await confirmDialog('Restore the lab as it was before these changes? GNS3 reopens the project; running configurations that were not saved are lost.', 'Undo'))) return;
+  btn.disabled = true;
+  try {
+    const res = await api.undo(project, id);
+    btn.replaceWith(h('span', { class: 'undone' }, `Restored “${res.name}”.`));
+  } catch (e) {
+    btn.disabled = false;
+    btn.after(h('span', { class: 'error-inline', role: 'alert' }, ` ${(e as Error).message}`));
+  }
 }
 
 function handle(turn: AssistantTurn, r: Running, ev: StreamEvent): void {
@@ -470,6 +525,16 @@ function handle(turn: AssistantTurn, r: Running, ev: StreamEvent): void {
     case 'error':
       turn.error(ev.error);
       break;
+    case 'approval_required':
+      r.pause ??= newPause(r.session);
+      turn.awaiting(ev.tool_call_id, ev.tool_name);
+      turn.block(r.pause.add(ev));
+      break;
+    case 'snapshot': {
+      const id = r.session;
+      turn.block(snapshotNote(ev.name ?? '', ev.snapshot_id ?? '', ev.error ?? '', (btn) => void undo(id, btn)));
+      break;
+    }
     case 'heartbeat':
       r.heartbeat = true;
       break;

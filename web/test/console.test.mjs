@@ -494,4 +494,47 @@ describe('web console with GNS3_URL', () => {
     clean(narrow);
     await narrow.close();
   });
+
+  test('approval cards: a change waits, survives a reload, runs once approved after a snapshot, and undo restores it', T, async () => {
+    const page = await lab.page(`/?project=${access}`);
+    await page.waitForFunction((id) => document.getElementById('project').value === id, access);
+    await page.selectOption('#mode', 'lab_automation_assistant');
+    await page.selectOption('#approval', 'changes');
+    await send(page, 'Please use a tool to add two PCs');
+    const card = page.locator('.tool.approval[data-tool-name="create_gns3_node"]');
+    await card.waitFor();
+    await finished(page);
+    assert.equal(await card.locator('.approval-summary').textContent(), 'create PC1 (VPCS), PC2 (VPCS)');
+    assert.match(await card.locator('.tool-args').textContent(), /"name": "PC1"/);
+    assert.equal(await page.locator('.tool:not(.approval)[data-tool-name="create_gns3_node"] .tool-status').textContent(), 'awaiting approval');
+    await screenshot(page, 'desktop-approval');
+
+    // A reload shows the pending call again, from the session's metadata.
+    await page.reload();
+    const again = page.locator('.tool.approval[data-tool-name="create_gns3_node"][data-decision="pending"]');
+    await again.waitFor();
+
+    // Approve: the turn goes on, a snapshot first, then the nodes.
+    await again.locator('button.approve').click();
+    const snap = page.locator('.snapshot[data-snapshot]:not([data-snapshot="failed"])');
+    await snap.waitFor({ timeout: 30_000 });
+    await finished(page);
+    assert.match(await snap.textContent(), /Snapshot “copilot /);
+    const ran = page.locator('.msg.assistant').last().locator('.tool[data-tool-name="create_gns3_node"]');
+    assert.match(await ran.locator('.tool-status').textContent(), /done|failed/);
+    assert.match(await page.locator('.msg.assistant .md').last().textContent(), /The tool answered/);
+
+    // Undo, after a confirmation.
+    await snap.locator('button.undo').click();
+    await page.waitForSelector('#confirm-dialog[open]');
+    await page.click('#confirm-ok');
+    await page.waitForSelector('.snapshot .undone');
+    assert.match(await page.textContent('.snapshot .undone'), /Restored/);
+
+    // The audit lists the approved change.
+    const audit = (await lab.api('GET', `/v3/projects/${access}/chat/audit`)).body;
+    assert.deepEqual(audit.entries.map((e) => [e.tool, e.decision]), [['undo_gns3_snapshot', 'not_required'], ['create_gns3_node', 'approved']]);
+    clean(page);
+    await page.close();
+  });
 });
