@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
 	"agentchat/internal/logctx"
@@ -83,6 +85,9 @@ type Deps struct {
 	// CORS for loopback origins only, so that no web page of another site
 	// can drive the server (directly or by DNS rebinding).
 	SingleUser bool
+	// Tracer, when set, starts a server span per request (see traced);
+	// nil: tracing off.
+	Tracer trace.Tracer
 }
 
 // NewRouter returns a handler serving routes with the shared middleware.
@@ -121,7 +126,7 @@ func NewRouter(d Deps, routes ...Route) http.Handler {
 		refuseUnread(w, r)
 		Error(w, r.WithContext(WithStyle(r.Context(), styleOfPath(r.URL.Path))), http.StatusNotFound, "Not found")
 	})
-	return d.base(mux)
+	return d.base(d.traced(mux))
 }
 
 // otherMethod answers the methods a path is not served with: preflights,

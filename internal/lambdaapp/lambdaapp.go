@@ -43,6 +43,7 @@ import (
 
 	"agentchat/internal/config"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/telemetry"
 	"agentchat/internal/wire"
 )
 
@@ -157,7 +158,9 @@ func (f Func) Handler(ctx context.Context, getenv func(string) string, logOut io
 		_ = base.Close()
 		return nil, nil, err
 	}
-	return f.middleware(base.Router, routes, log), base.Close, nil
+	// Spans are exported before each invocation returns (a frozen
+	// environment exports nothing).
+	return telemetry.FlushAfter(f.middleware(base.Router, routes, log), base.Telemetry, log), base.Close, nil
 }
 
 // bareHandler builds the handler of a bare function: the configuration

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Defaults applied to zero Config fields.
@@ -585,8 +586,10 @@ type attemptState struct {
 // context.
 type doer struct{ hc *http.Client }
 
-// Do sends req.
+// Do sends req, with the W3C traceparent of the span in its context when
+// there is one (tracing on; see package telemetry).
 func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	propagation.TraceContext{}.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 	resp, err := d.hc.Do(req)
 	if err != nil {
 		return resp, err

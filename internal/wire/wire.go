@@ -6,10 +6,12 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"agentchat/internal/auth"
@@ -21,6 +23,7 @@ import (
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 	"agentchat/internal/store/dynamo"
+	"agentchat/internal/telemetry"
 )
 
 // NewLogger returns a JSON logger at the configured level; records logged
@@ -78,6 +81,9 @@ type Base struct {
 	// open). Nil when no key is configured: routes that seal a key then
 	// answer 503 (the local server calls UseLocalKey first).
 	Secrets *secrets.Box
+	// Telemetry is the tracing of OTEL_EXPORTER_OTLP_ENDPOINT, nil when
+	// it is off (see package telemetry).
+	Telemetry *telemetry.Provider
 }
 
 // NewBase builds the shared dependencies from cfg, opening the store with
@@ -93,6 +99,10 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 		return nil, fmt.Errorf("build authenticator: %w", err)
 	}
 	b := &Base{Config: cfg, Logger: log, Store: st, Auth: a, Projects: gns3.OpenDirectory{}}
+	if b.Telemetry, err = telemetry.New(ctx, os.Getenv); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	if cfg.EncryptionKey != nil {
 		box, err := secrets.NewBox(cfg.EncryptionKey, cfg.EncryptionKeysPrevious...)
 		if err != nil {
@@ -136,7 +146,7 @@ func (b *Base) UseLocalKey() error {
 
 // Router returns the handler serving routes with the shared middleware.
 func (b *Base) Router(routes ...httpapi.Route) http.Handler {
-	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger, SingleUser: b.Config.SingleUser()}, routes...)
+	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger, SingleUser: b.Config.SingleUser(), Tracer: b.Telemetry.Tracer()}, routes...)
 }
 
 // RemovalPolicy is who may remove a project's chat: the admin token, the
@@ -149,8 +159,11 @@ func (b *Base) RemovalPolicy() sessions.RemovalPolicy {
 	return p
 }
 
-// Close waits for background API-key bookkeeping, then releases the store.
+// Close waits for background API-key bookkeeping, then releases the store
+// and exports the spans not yet exported.
 func (b *Base) Close() error {
 	b.Auth.WaitTouches()
-	return b.Store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), telemetry.FlushTimeout)
+	defer cancel()
+	return errors.Join(b.Store.Close(), b.Telemetry.Shutdown(ctx))
 }

@@ -18,6 +18,7 @@ import (
 	"agentchat/internal/llm"
 	"agentchat/internal/skills"
 	"agentchat/internal/store"
+	"agentchat/internal/telemetry"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
@@ -78,12 +79,12 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 		}
 		fallback = llm.NewStaticResolver(c)
 	}
-	return userllm.New(userllm.Options{
+	return telemetry.LLMResolver(userllm.New(userllm.Options{
 		Store: b.Store, Groups: groups, Secrets: b.Secrets, Fallback: fallback,
 		CallTimeout: cfg.LLMTimeout, IdleTimeout: cfg.LLMIdleTimeout, Logger: log,
 		Guard:          llm.Guard{Allow: cfg.LLMAllowPrivateHosts, Local: cfg.SingleUser()},
 		MaxAnswerBytes: cfg.LLMMaxAnswerBytes,
-	}), nil
+	}), b.Telemetry), nil
 }
 
 // Registry returns the default agents with their configured tools. gc is

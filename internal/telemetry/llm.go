@@ -1,0 +1,141 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"agentchat/internal/llm"
+)
+
+// LLMResolver returns r with every resolved client traced: a client span
+// per call named "chat {model}" with the GenAI semantic conventions'
+// attributes (gen_ai.operation.name, gen_ai.request.model,
+// gen_ai.response.model, gen_ai.usage.*, gen_ai.response.finish_reasons),
+// a gen_ai.first_token event and errors recorded. Prompts and completions
+// are recorded only when p captures content. With a nil p, r is returned
+// as it is.
+func LLMResolver(r llm.Resolver, p *Provider) llm.Resolver {
+	if p == nil || r == nil {
+		return r
+	}
+	return tracedResolver{next: r, p: p}
+}
+
+type tracedResolver struct {
+	next llm.Resolver
+	p    *Provider
+}
+
+// Resolve resolves with the wrapped resolver and wraps the client.
+func (t tracedResolver) Resolve(ctx context.Context, userID string) (llm.Resolved, error) {
+	res, err := t.next.Resolve(ctx, userID)
+	if err == nil && res.Client != nil {
+		res.Client = tracedClient{next: res.Client, p: t.p}
+	}
+	return res, err
+}
+
+type tracedClient struct {
+	next llm.Client
+	p    *Provider
+}
+
+// Model is the wrapped client's model.
+func (c tracedClient) Model() string { return c.next.Model() }
+
+// Stream traces a streamed call; the first delta is the first token.
+func (c tracedClient) Stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta) error) (*llm.Result, error) {
+	ctx, span := c.start(ctx, req)
+	first := true
+	wrapped := func(d llm.Delta) error {
+		if first {
+			first = false
+			span.AddEvent("gen_ai.first_token")
+		}
+		if onDelta == nil {
+			return nil
+		}
+		return onDelta(d)
+	}
+	res, err := c.next.Stream(ctx, req, wrapped)
+	c.end(span, res, err)
+	return res, err
+}
+
+// Complete traces a non-streamed call.
+func (c tracedClient) Complete(ctx context.Context, req llm.Request) (*llm.Result, error) {
+	ctx, span := c.start(ctx, req)
+	res, err := c.next.Complete(ctx, req)
+	c.end(span, res, err)
+	return res, err
+}
+
+func (c tracedClient) start(ctx context.Context, req llm.Request) (context.Context, trace.Span) {
+	model := req.Model
+	if model == "" {
+		model = c.next.Model()
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.request.model", model),
+	}
+	if req.MaxTokens > 0 {
+		attrs = append(attrs, attribute.Int("gen_ai.request.max_tokens", req.MaxTokens))
+	}
+	if c.p.CaptureContent() {
+		if b, err := json.Marshal(req.Messages); err == nil {
+			attrs = append(attrs, attribute.String("gen_ai.input.messages", string(b)))
+		}
+	}
+	return c.p.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+func (c tracedClient) end(span trace.Span, res *llm.Result, err error) {
+	if res != nil {
+		if res.Model != "" {
+			span.SetAttributes(attribute.String("gen_ai.response.model", res.Model))
+		}
+		span.SetAttributes(
+			attribute.Int("gen_ai.usage.input_tokens", res.Usage.PromptTokens),
+			attribute.Int("gen_ai.usage.output_tokens", res.Usage.CompletionTokens),
+		)
+		if res.FinishReason != "" {
+			span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{res.FinishReason}))
+		}
+		if c.p.CaptureContent() {
+			out := struct {
+				Content   string `json:"content,omitempty"`
+				ToolCalls any    `json:"tool_calls,omitempty"`
+			}{res.Content, res.ToolCalls}
+			if b, err := json.Marshal(out); err == nil {
+				span.SetAttributes(attribute.String("gen_ai.output.messages", string(b)))
+			}
+		}
+	}
+	if err != nil {
+		span.SetAttributes(attribute.String("error.type", errorType(err)))
+		span.SetStatus(codes.Error, errorType(err))
+	}
+	span.End()
+}
+
+// errorType is error.type of a failed call: the llm.Error kind, or
+// canceled / deadline_exceeded, never the message (which may quote the
+// server).
+func errorType(err error) string {
+	var le *llm.Error
+	switch {
+	case errors.As(err, &le):
+		return string(le.Kind)
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	}
+	return "_OTHER"
+}
