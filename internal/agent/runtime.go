@@ -13,6 +13,7 @@ import (
 	"agentchat/internal/store"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Runtime defaults applied by NewRuntime to zero Options fields.
@@ -82,6 +83,11 @@ type Options struct {
 	// Snapshots, when set, takes a GNS3 snapshot before the first lab
 	// change of a project chat turn in the modes it applies to.
 	Snapshots Snapshotter
+	// Tracer, when set, adds a span per tool call (see startToolSpan);
+	// TraceContent records their arguments and outputs too
+	// (OTEL_GENAI_CAPTURE_CONTENT=true).
+	Tracer       trace.Tracer
+	TraceContent bool
 }
 
 // Runtime runs agent turns: the persisted project chat (StartTurn, Run) and

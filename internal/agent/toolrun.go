@@ -62,8 +62,10 @@ func (l *loop) runTool(ctx context.Context, call openai.ToolCall) toolResult {
 	l.used.toolCalls[name]++
 	l.mu.Unlock()
 	l.em.emit(Event{Type: EventToolStart, ToolName: name, ToolCallID: call.ID})
+	ctx, endSpan := l.rt.startToolSpan(ctx, call)
 	out, failed, changed := l.execTool(ctx, call)
 	out = capToolOutput(out, l.rt.o.ToolMaxOutputBytes)
+	endSpan(out, failed)
 	l.em.emit(Event{Type: EventToolEnd, ToolName: name, ToolCallID: call.ID, ToolOutput: out})
 	r := toolResult{call: call, output: out, failed: failed, changed: changed}
 	if t, ok := l.tools[name]; ok && changed && t.Tier.ChangesLab() {

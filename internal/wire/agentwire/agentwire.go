@@ -154,6 +154,9 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 
 		// SNAPSHOTS: a GNS3 snapshot before a lab-automation turn's first change.
 		Snapshots: snapshotter(b),
+
+		// OTEL_EXPORTER_OTLP_ENDPOINT: a span per tool call.
+		Tracer: b.Telemetry.Tracer(), TraceContent: b.Telemetry.CaptureContent(),
 	})
 	return &Agent{Registry: reg, Runtime: rt, LLM: res, Skills: sk}, nil
 }
