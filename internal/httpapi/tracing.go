@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -8,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"agentchat/internal/logctx"
 )
 
 // traced wraps mux in a server span per request when d.Tracer is set (else
@@ -15,6 +18,7 @@ import (
 // the client's W3C traceparent and is named by the route template the mux
 // matched ("POST /v3/projects/{project_id}/chat/stream"), never by the
 // raw path; requests no route matched are named by their method alone.
+// Records logged during the request carry trace_id and span_id.
 func (d Deps) traced(mux *http.ServeMux) http.Handler {
 	if d.Tracer == nil {
 		return mux
@@ -25,6 +29,10 @@ func (d Deps) traced(mux *http.ServeMux) http.Handler {
 		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		ctx, span := d.Tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("http.request.method", method)))
+		if sc := span.SpanContext(); sc.IsValid() {
+			// Records logged during the request name its trace.
+			ctx = logctx.With(ctx, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
 		r = r.WithContext(ctx)
 		done := false
 		defer func() {

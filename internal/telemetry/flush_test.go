@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"agentchat/internal/httpapi"
+	"agentchat/internal/logctx"
 	"agentchat/internal/telemetry"
 )
 
@@ -86,5 +88,26 @@ func TestOffAllocatesNothing(t *testing.T) {
 	var nilP *telemetry.Provider
 	if telemetry.FlushAfter(http.NotFoundHandler(), nilP, nil) == nil {
 		t.Error("FlushAfter without tracing lost the handler")
+	}
+}
+
+// TestLogsCarryTraceID: what a handler logs names its request's trace.
+func TestLogsCarryTraceID(t *testing.T) {
+	rc, p := newBatching(t, nil)
+	var got map[string]string
+	h := httpapi.NewRouter(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), Tracer: p.Tracer()},
+		httpapi.Route{Method: http.MethodGet, Path: "/v3/ping/{id}", Public: true, Handler: func(_ http.ResponseWriter, r *http.Request) {
+			got = map[string]string{}
+			for _, a := range logctx.Attrs(r.Context()) {
+				got[a.Key] = a.Value.String()
+			}
+		}})
+	telemetry.FlushAfter(h, p, slog.New(slog.DiscardHandler)).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v3/ping/42", nil))
+	spans := rc.all()
+	if len(spans) != 1 {
+		t.Fatalf("spans %v", names(spans))
+	}
+	if got["trace_id"] != hex.EncodeToString(spans[0].TraceId) || got["span_id"] != hex.EncodeToString(spans[0].SpanId) {
+		t.Errorf("log attributes %v, span %x/%x", got, spans[0].TraceId, spans[0].SpanId)
 	}
 }
