@@ -1,0 +1,84 @@
+package localserver
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/pcapsum/pcaptest"
+	"agentchat/internal/telemetry/telemetrytest"
+)
+
+// TestTraceOfATurnWithTwoTools: with OTEL_EXPORTER_OTLP_ENDPOINT set, a
+// scripted turn with two tool calls gives one trace at the OTLP/HTTP
+// receiver: the request's server span named by its route template, the
+// LLM spans (the two of the turn with their usage, and the title's) and
+// two tool spans under it; no API key, GNS3
+// token, prompt or tool argument in any of them.
+func TestTraceOfATurnWithTwoTools(t *testing.T) {
+	rc := telemetrytest.NewReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+	l := newCopilotLab(t, false)
+	topo := l.gns3.SeedTopology(l.project)
+	l.gns3.SetCaptureSource(topo.Links[0], func() io.Reader { return pcaptest.FaultCapture().Reader() })
+	l.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+		{ID: "call_one", Name: "analyze_link_traffic", Arguments: `{"link":"PC1:e0","max_packets":17}`},
+		{ID: "call_two", Name: "manage_gns3_link_conditions", Arguments: `{"action":"set","link":"PC1:e0,Switch1:e0","conditions":{"packet_loss":30},"show_icon":false}`},
+	}, Usage: &llmtest.Usage{PromptTokens: 120, CompletionTokens: 30}}, llmtest.Reply{Text: "Done and dusted.", Usage: &llmtest.Usage{PromptTokens: 200, CompletionTokens: 4}})
+	l.stream(map[string]any{"message": "secret-prompt-words please", "copilot_mode": "lab_automation_assistant"}, nil)
+
+	var spans []*tracepb.Span
+	byName := map[string][]*tracepb.Span{}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		spans = rc.Spans()
+		byName = map[string][]*tracepb.Span{}
+		for _, s := range spans {
+			byName[s.Name] = append(byName[s.Name], s)
+		}
+		if len(byName["POST /v3/projects/{project_id}/chat/stream"]) == 1 && len(byName["chat test-model"]) >= 2 {
+			break
+		}
+	}
+	server := byName["POST /v3/projects/{project_id}/chat/stream"]
+	if len(server) != 1 {
+		t.Fatalf("server spans: %d among %d", len(server), len(spans))
+	}
+	children := append(append([]*tracepb.Span{}, byName["chat test-model"]...), byName["execute_tool analyze_link_traffic"]...)
+	children = append(children, byName["execute_tool manage_gns3_link_conditions"]...)
+	if len(children) < 4 || len(byName["execute_tool analyze_link_traffic"]) != 1 || len(byName["execute_tool manage_gns3_link_conditions"]) != 1 {
+		var names []string
+		for _, s := range spans {
+			names = append(names, s.Name)
+		}
+		t.Fatalf("want 2 LLM and 2 tool spans, got %v", names)
+	}
+	for _, c := range children {
+		if !bytes.Equal(c.TraceId, server[0].TraceId) || !bytes.Equal(c.ParentSpanId, server[0].SpanId) {
+			t.Errorf("%s is not a child of the request span", c.Name)
+		}
+	}
+	usage := map[[2]int64]bool{}
+	for _, c := range byName["chat test-model"] {
+		usage[[2]int64{telemetrytest.Attr(c, "gen_ai.usage.input_tokens").GetIntValue(), telemetrytest.Attr(c, "gen_ai.usage.output_tokens").GetIntValue()}] = true
+	}
+	if !usage[[2]int64{120, 30}] || !usage[[2]int64{200, 4}] {
+		t.Errorf("usage on the LLM spans: %v", usage)
+	}
+	if id := telemetrytest.Attr(byName["execute_tool analyze_link_traffic"][0], "gen_ai.tool.call.id").GetStringValue(); id != "call_one" {
+		t.Errorf("tool call id %q", id)
+	}
+	for _, s := range spans {
+		text := telemetrytest.Text(s)
+		for _, secret := range []string{"sk-test-llm-key", l.token, "secret-prompt-words", "packet_loss", "Done and dusted", l.project} {
+			if strings.Contains(text, secret) {
+				t.Errorf("span %s exports %q", s.Name, secret)
+			}
+		}
+	}
+}
