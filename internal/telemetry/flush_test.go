@@ -14,13 +14,14 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/logctx"
 	"agentchat/internal/telemetry"
+	"agentchat/internal/telemetry/telemetrytest"
 )
 
 // newBatching is a provider over the receiver whose batches would wait a
 // minute: only a flush exports them within a test.
-func newBatching(t *testing.T, env map[string]string) (*receiver, *telemetry.Provider) {
-	rc, col := newReceiver(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
+func newBatching(t *testing.T, env map[string]string) (*telemetrytest.Receiver, *telemetry.Provider) {
+	rc := telemetrytest.NewReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "60000")
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -47,7 +48,7 @@ func TestFlushAfterExportsBeforeReturning(t *testing.T) {
 	rc, p := newBatching(t, nil)
 	h := telemetry.FlushAfter(pingRouter(p), p, slog.New(slog.DiscardHandler))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v3/ping/42", nil))
-	if spans := rc.all(); len(spans) != 1 || spans[0].Name != "GET /v3/ping/{id}" {
+	if spans := rc.Spans(); len(spans) != 1 || spans[0].Name != "GET /v3/ping/{id}" {
 		t.Fatalf("exported after the request: %v", names(spans))
 	}
 }
@@ -57,7 +58,7 @@ func TestSamplerFromEnvironment(t *testing.T) {
 	rc, p := newBatching(t, map[string]string{"OTEL_TRACES_SAMPLER": "always_off"})
 	h := telemetry.FlushAfter(pingRouter(p), p, slog.New(slog.DiscardHandler))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v3/ping/42", nil))
-	if spans := rc.all(); len(spans) != 0 {
+	if spans := rc.Spans(); len(spans) != 0 {
 		t.Fatalf("always_off exported %v", names(spans))
 	}
 }
@@ -67,10 +68,10 @@ func TestServiceNameFromEnvironment(t *testing.T) {
 	rc, p := newBatching(t, map[string]string{"OTEL_SERVICE_NAME": "chat-eu", "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=test"})
 	h := telemetry.FlushAfter(pingRouter(p), p, slog.New(slog.DiscardHandler))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v3/ping/42", nil))
-	if got := resourceAttr(rc, "service.name"); got != "chat-eu" {
+	if got := rc.Resource("service.name"); got != "chat-eu" {
 		t.Errorf("service.name %q", got)
 	}
-	if got := resourceAttr(rc, "deployment.environment.name"); got != "test" {
+	if got := rc.Resource("deployment.environment.name"); got != "test" {
 		t.Errorf("deployment.environment.name %q", got)
 	}
 }
@@ -103,7 +104,7 @@ func TestLogsCarryTraceID(t *testing.T) {
 			}
 		}})
 	telemetry.FlushAfter(h, p, slog.New(slog.DiscardHandler)).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v3/ping/42", nil))
-	spans := rc.all()
+	spans := rc.Spans()
 	if len(spans) != 1 {
 		t.Fatalf("spans %v", names(spans))
 	}

@@ -9,75 +9,20 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"agentchat/internal/httpapi"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/telemetry"
+	"agentchat/internal/telemetry/telemetrytest"
 )
 
-// receiver is an OTLP/HTTP trace receiver decoding the real protobuf.
-type receiver struct {
-	mu       sync.Mutex
-	spans    []*tracepb.Span
-	resource []*commonpb.KeyValue
-}
-
-func newReceiver(t *testing.T) (*receiver, *httptest.Server) {
-	rc := &receiver{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-			http.Error(w, "unexpected export", http.StatusBadRequest)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var req coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		rc.mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			rc.resource = rs.Resource.GetAttributes()
-			for _, ss := range rs.ScopeSpans {
-				rc.spans = append(rc.spans, ss.Spans...)
-			}
-		}
-		rc.mu.Unlock()
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	}))
-	t.Cleanup(srv.Close)
-	return rc, srv
-}
-
-func (rc *receiver) all() []*tracepb.Span {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]*tracepb.Span(nil), rc.spans...)
-}
-
-func attr(s *tracepb.Span, key string) *commonpb.AnyValue {
-	for _, kv := range s.Attributes {
-		if kv.Key == key {
-			return kv.Value
-		}
-	}
-	return nil
-}
+// attr is telemetrytest.Attr.
+var attr = telemetrytest.Attr
 
 func byName(spans []*tracepb.Span, name string) *tracepb.Span {
 	for _, s := range spans {
@@ -98,9 +43,9 @@ const (
 
 // setup starts the receiver, the scripted LLM and a router whose chat
 // route streams one LLM call through the traced resolver.
-func setup(t *testing.T, capture string) (*receiver, *llmtest.Server, *telemetry.Provider, http.Handler) {
-	rc, col := newReceiver(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
+func setup(t *testing.T, capture string) (*telemetrytest.Receiver, *llmtest.Server, *telemetry.Provider, http.Handler) {
+	rc := telemetrytest.NewReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	t.Setenv("OTEL_SERVICE_NAME", "")
 	t.Setenv("OTEL_TRACES_SAMPLER", "")
@@ -157,7 +102,7 @@ func TestTraceOfAChatRequest(t *testing.T) {
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	spans := rc.all()
+	spans := rc.Spans()
 	for _, s := range spans {
 		if strings.Contains(s.Name, "4f8c") {
 			t.Errorf("span name %q carries an id", s.Name)
@@ -214,7 +159,7 @@ func TestTraceOfAChatRequest(t *testing.T) {
 		t.Errorf("LLM request traceparent %q, want %q", got, want)
 	}
 
-	if v := resourceAttr(rc, "service.name"); v != "agentchat" {
+	if v := rc.Resource("service.name"); v != "agentchat" {
 		t.Errorf("service.name %q", v)
 	}
 	noneContains(t, spans, apiKey, gns3Token, "Bearer", "hunter2", "the answer")
@@ -228,7 +173,7 @@ func TestCaptureContent(t *testing.T) {
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	spans := rc.all()
+	spans := rc.Spans()
 	call := byName(spans, "chat scripted-model")
 	if call == nil {
 		t.Fatalf("no LLM span among %v", names(spans))
@@ -282,33 +227,13 @@ func wantAttrs(t *testing.T, s *tracepb.Span, want map[string]any) {
 func noneContains(t *testing.T, spans []*tracepb.Span, secrets ...string) {
 	t.Helper()
 	for _, s := range spans {
-		text := s.Name + " " + s.Status.GetMessage()
-		for _, kv := range s.Attributes {
-			text += " " + kv.Key + "=" + kv.Value.String()
-		}
-		for _, e := range s.Events {
-			text += " " + e.Name
-			for _, kv := range e.Attributes {
-				text += " " + kv.Value.String()
-			}
-		}
+		text := telemetrytest.Text(s)
 		for _, sec := range secrets {
 			if strings.Contains(text, sec) {
 				t.Errorf("span %s exports %q", s.Name, sec)
 			}
 		}
 	}
-}
-
-func resourceAttr(rc *receiver, key string) string {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	for _, kv := range rc.resource {
-		if kv.Key == key {
-			return kv.Value.GetStringValue()
-		}
-	}
-	return ""
 }
 
 func names(spans []*tracepb.Span) []string {
