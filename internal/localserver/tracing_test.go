@@ -18,7 +18,8 @@ import (
 // scripted turn with two tool calls gives one trace at the OTLP/HTTP
 // receiver: the request's server span named by its route template, the
 // LLM spans (the two of the turn with their usage, and the title's) and
-// two tool spans under it; no API key, GNS3
+// two tool spans under it, with the GNS3 requests of the tools under
+// theirs; no API key, GNS3
 // token, prompt or tool argument in any of them.
 func TestTraceOfATurnWithTwoTools(t *testing.T) {
 	rc := telemetrytest.NewReceiver(t)
@@ -62,6 +63,27 @@ func TestTraceOfATurnWithTwoTools(t *testing.T) {
 		if !bytes.Equal(c.TraceId, server[0].TraceId) || !bytes.Equal(c.ParentSpanId, server[0].SpanId) {
 			t.Errorf("%s is not a child of the request span", c.Name)
 		}
+	}
+	// The GNS3 requests of the tools are their children.
+	gns3Spans, puts := 0, 0
+	tools := append(append([]*tracepb.Span{}, byName["execute_tool analyze_link_traffic"]...), byName["execute_tool manage_gns3_link_conditions"]...)
+	for _, s := range spans {
+		if !strings.HasSuffix(s.Name, " gns3") {
+			continue
+		}
+		gns3Spans++
+		if s.Name == "PUT gns3" {
+			puts++
+		}
+		if s.Name == "PUT gns3" && !bytes.Equal(s.ParentSpanId, byName["execute_tool manage_gns3_link_conditions"][0].SpanId) {
+			t.Errorf("the link update is not a child of its tool's span")
+		}
+		if telemetrytest.Attr(s, "http.response.status_code") == nil {
+			t.Errorf("GNS3 span %s without status", s.Name)
+		}
+	}
+	if gns3Spans == 0 || puts != 1 || len(tools) != 2 {
+		t.Errorf("%d GNS3 spans, %d PUT", gns3Spans, puts)
 	}
 	usage := map[[2]int64]bool{}
 	for _, c := range byName["chat test-model"] {

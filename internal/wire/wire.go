@@ -112,7 +112,8 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 		b.Secrets = box
 	}
 	if cfg.GNS3Configured() {
-		c, err := gns3.New(cfg.GNS3URL, &http.Client{Timeout: 15 * time.Second})
+		// With tracing on, a client span per GNS3 request.
+		c, err := gns3.New(cfg.GNS3URL, &http.Client{Timeout: 15 * time.Second, Transport: telemetry.Transport(nil, b.Telemetry, "gns3")})
 		if err != nil {
 			_ = st.Close()
 			return nil, fmt.Errorf("gns3 client: %w", err)
