@@ -12,8 +12,9 @@ import (
 	"agentchat/internal/llm/llmtest"
 )
 
-// TestToolSpans: with a tracer, each tool call of a turn gets a span
-// "execute_tool {name}" under the caller's span, with its name, call id
+// TestToolSpans: with a tracer, a turn gets a span "invoke_agent {agent}"
+// under the caller's span and each of its tool calls a span
+// "execute_tool {name}" under the turn's, with its name, call id
 // and status; its arguments and output only with TraceContent.
 func TestToolSpans(t *testing.T) {
 	for _, content := range []bool{false, true} {
@@ -42,9 +43,16 @@ func TestToolSpans(t *testing.T) {
 			if ok.Name == "" || bad.Name == "" {
 				t.Fatalf("tool spans missing: %v", exp.GetSpans())
 			}
+			turn := spans["invoke_agent tester"]
+			if turn.Name == "" || turn.Parent.SpanID() != parent.SpanContext().SpanID() {
+				t.Fatalf("no turn span under the request span: %v", exp.GetSpans())
+			}
+			if turn.Status.Code == codes.Error {
+				t.Errorf("turn status %v", turn.Status)
+			}
 			for _, s := range []tracetest.SpanStub{ok, bad} {
-				if s.Parent.SpanID() != parent.SpanContext().SpanID() {
-					t.Errorf("%s is not a child of the request span", s.Name)
+				if s.Parent.SpanID() != turn.SpanContext.SpanID() {
+					t.Errorf("%s is not a child of the turn span", s.Name)
 				}
 			}
 			attrs := func(s tracetest.SpanStub) map[string]string {

@@ -17,7 +17,7 @@ import (
 // TestTraceOfATurnWithTwoTools: with OTEL_EXPORTER_OTLP_ENDPOINT set, a
 // scripted turn with two tool calls gives one trace at the OTLP/HTTP
 // receiver: the request's server span named by its route template, the
-// LLM spans (the two of the turn with their usage, and the title's) and
+// turn's span under it, the LLM spans (the two of the turn with their usage, and the title's) and
 // two tool spans under it, with the GNS3 requests of the tools under
 // theirs; no API key, GNS3
 // token, prompt or tool argument in any of them.
@@ -59,10 +59,26 @@ func TestTraceOfATurnWithTwoTools(t *testing.T) {
 		}
 		t.Fatalf("want 2 LLM and 2 tool spans, got %v", names)
 	}
+	turn := byName["invoke_agent gns3-copilot"]
+	if len(turn) != 1 || !bytes.Equal(turn[0].ParentSpanId, server[0].SpanId) {
+		t.Fatalf("no turn span under the request span: %d", len(turn))
+	}
 	for _, c := range children {
-		if !bytes.Equal(c.TraceId, server[0].TraceId) || !bytes.Equal(c.ParentSpanId, server[0].SpanId) {
-			t.Errorf("%s is not a child of the request span", c.Name)
+		if !bytes.Equal(c.TraceId, server[0].TraceId) || !(bytes.Equal(c.ParentSpanId, turn[0].SpanId) || bytes.Equal(c.ParentSpanId, server[0].SpanId)) {
+			t.Errorf("%s is not in the request's trace under the turn", c.Name)
 		}
+		if strings.HasPrefix(c.Name, "execute_tool ") && !bytes.Equal(c.ParentSpanId, turn[0].SpanId) {
+			t.Errorf("%s is not a child of the turn span", c.Name)
+		}
+	}
+	underTurn := 0
+	for _, c := range byName["chat test-model"] {
+		if bytes.Equal(c.ParentSpanId, turn[0].SpanId) {
+			underTurn++
+		}
+	}
+	if underTurn < 2 {
+		t.Errorf("%d LLM spans under the turn, want its 2 steps", underTurn)
 	}
 	// The GNS3 requests of the tools are their children.
 	gns3Spans, puts := 0, 0
