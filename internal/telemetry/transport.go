@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"context"
+	"errors"
 	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -50,7 +52,7 @@ func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		span.SetAttributes(attribute.String("error.type", errorType(err)))
+		span.SetAttributes(attribute.String("error.type", ErrorType(err)))
 		span.SetStatus(codes.Error, "request failed")
 		return resp, err
 	}
@@ -59,4 +61,17 @@ func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		span.SetStatus(codes.Error, "")
 	}
 	return resp, nil
+}
+
+// ErrorType is the error.type attribute of a failed call: canceled,
+// deadline_exceeded or _OTHER, never the error's message (which may quote
+// a server or carry a URL).
+func ErrorType(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	}
+	return "_OTHER"
 }

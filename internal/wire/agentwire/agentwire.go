@@ -16,9 +16,9 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
+	"agentchat/internal/llm/llmtrace"
 	"agentchat/internal/skills"
 	"agentchat/internal/store"
-	"agentchat/internal/telemetry"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
@@ -79,7 +79,7 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 		}
 		fallback = llm.NewStaticResolver(c)
 	}
-	return telemetry.LLMResolver(userllm.New(userllm.Options{
+	return llmtrace.Resolver(userllm.New(userllm.Options{
 		Store: b.Store, Groups: groups, Secrets: b.Secrets, Fallback: fallback,
 		CallTimeout: cfg.LLMTimeout, IdleTimeout: cfg.LLMIdleTimeout, Logger: log,
 		Guard:          llm.Guard{Allow: cfg.LLMAllowPrivateHosts, Local: cfg.SingleUser()},

@@ -1,4 +1,8 @@
-package telemetry
+// Package llmtrace traces the calls to the LLM: a GenAI client span per
+// call, under the tracing of package telemetry. It lives apart from
+// telemetry so that the functions that call no model do not link the LLM
+// client.
+package llmtrace
 
 import (
 	"context"
@@ -10,16 +14,17 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"agentchat/internal/llm"
+	"agentchat/internal/telemetry"
 )
 
-// LLMResolver returns r with every resolved client traced: a client span
+// Resolver returns r with every resolved client traced: a client span
 // per call named "chat {model}" with the GenAI semantic conventions'
 // attributes (gen_ai.operation.name, gen_ai.request.model,
 // gen_ai.response.model, gen_ai.usage.*, gen_ai.response.finish_reasons),
 // a gen_ai.first_token event and errors recorded. Prompts and completions
 // are recorded only when p captures content. With a nil p, r is returned
 // as it is.
-func LLMResolver(r llm.Resolver, p *Provider) llm.Resolver {
+func Resolver(r llm.Resolver, p *telemetry.Provider) llm.Resolver {
 	if p == nil || r == nil {
 		return r
 	}
@@ -28,7 +33,7 @@ func LLMResolver(r llm.Resolver, p *Provider) llm.Resolver {
 
 type tracedResolver struct {
 	next llm.Resolver
-	p    *Provider
+	p    *telemetry.Provider
 }
 
 // Resolve resolves with the wrapped resolver and wraps the client.
@@ -42,7 +47,7 @@ func (t tracedResolver) Resolve(ctx context.Context, userID string) (llm.Resolve
 
 type tracedClient struct {
 	next llm.Client
-	p    *Provider
+	p    *telemetry.Provider
 }
 
 // Model is the wrapped client's model.
@@ -124,18 +129,11 @@ func (c tracedClient) end(span trace.Span, res *llm.Result, err error) {
 	span.End()
 }
 
-// errorType is error.type of a failed call: the llm.Error kind, or
-// canceled / deadline_exceeded, never the message (which may quote the
-// server).
+// errorType is error.type of a failed call: the llm.Error kind, else
+// telemetry.ErrorType's, never the message (which may quote the server).
 func errorType(err error) string {
-	var le *llm.Error
-	switch {
-	case errors.As(err, &le):
+	if le, ok := errors.AsType[*llm.Error](err); ok {
 		return string(le.Kind)
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
 	}
-	return "_OTHER"
+	return telemetry.ErrorType(err)
 }
