@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -49,16 +48,19 @@ func Enabled(getenv func(string) string) bool {
 
 // New returns the tracing configured by getenv (os.Getenv in production):
 // nil when no OTLP endpoint is set, else a provider exporting over
-// OTLP/HTTP in batches. The exporter itself reads the OTEL_EXPORTER_OTLP_*
-// variables from the process environment.
+// OTLP/HTTP (protobuf) in batches, configured by the OTEL_EXPORTER_OTLP_*
+// variables of getenv. The SDK's batch processor and sampler read their
+// OTEL_BSP_* and OTEL_TRACES_SAMPLER variables from the process
+// environment.
 func New(ctx context.Context, getenv func(string) string) (*Provider, error) {
 	if !Enabled(getenv) {
 		return nil, nil
 	}
-	exp, err := otlptracehttp.New(ctx)
+	cfg, err := exporterConfigFromEnv(getenv)
 	if err != nil {
 		return nil, fmt.Errorf("otlp trace exporter: %w", err)
 	}
+	exp := newExporter(cfg)
 	res, err := newResource(ctx)
 	if err != nil {
 		return nil, err
