@@ -235,3 +235,16 @@ func Logger(ctx context.Context) *slog.Logger {
 	}
 	return slog.Default()
 }
+
+// HandlerFunc is a handler that returns its failure instead of writing it
+// (Caddy's shape): ServeHTTP renders a returned error once, with Fail. A
+// handler that has begun its answer (a stream's first byte) reports later
+// failures in its own body and returns nil.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// ServeHTTP calls f and writes the error it returns, if any, with Fail.
+func (f HandlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := f(w, r); err != nil {
+		Fail(w, r, err)
+	}
+}
