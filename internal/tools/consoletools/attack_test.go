@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,26 +49,30 @@ var showAttacks = []string{
 }
 
 func TestShowToolNeverSendsAttacks(t *testing.T) {
-	e := newEnv(t)
-	r1 := e.addRouter("R1", consoletest.IOSOptions{})
+	// Each attack gets a device of its own so that the cases, which mostly
+	// wait for console prompts, run side by side.
 	for _, cmd := range showAttacks {
-		a := e.Call(ToolDeviceCommands, commandsJSON(t, "R1", "commands", []string{"show clock", cmd}))
-		r := a.Results[0]
-		if r.Status != toolkit.StatusPartial || len(r.BlockedCommands) != 1 {
-			t.Errorf("%q: status %s, blocked %q, error %q", cmd, r.Status, r.BlockedCommands, r.Error)
-			continue
-		}
-		if !strings.Contains(r.Error, "not sent") {
-			t.Errorf("%q: the error does not say why: %q", cmd, r.Error)
-		}
-		if strings.Contains(r.Error, "refused, not sent") && !strings.Contains(r.Error, "use "+ToolDeviceConfigCommands) {
-			t.Errorf("%q: the refusal does not name the configuration tool: %q", cmd, r.Error)
-		}
-	}
-	for _, l := range r1.Lines() {
-		if strings.TrimSpace(l) != "show clock" && !isSetupLine(l) {
-			t.Errorf("the device received %q through the read-only tool", l)
-		}
+		t.Run(strconv.Quote(cmd), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			r1 := e.addRouter("R1", consoletest.IOSOptions{})
+			a := e.Call(ToolDeviceCommands, commandsJSON(t, "R1", "commands", []string{"show clock", cmd}))
+			r := a.Results[0]
+			if r.Status != toolkit.StatusPartial || len(r.BlockedCommands) != 1 {
+				t.Fatalf("status %s, blocked %q, error %q", r.Status, r.BlockedCommands, r.Error)
+			}
+			if !strings.Contains(r.Error, "not sent") {
+				t.Errorf("the error does not say why: %q", r.Error)
+			}
+			if strings.Contains(r.Error, "refused, not sent") && !strings.Contains(r.Error, "use "+ToolDeviceConfigCommands) {
+				t.Errorf("the refusal does not name the configuration tool: %q", r.Error)
+			}
+			for _, l := range r1.Lines() {
+				if strings.TrimSpace(l) != "show clock" && !isSetupLine(l) {
+					t.Errorf("the device received %q through the read-only tool", l)
+				}
+			}
+		})
 	}
 }
 
@@ -101,28 +106,36 @@ func TestShowToolStillRunsReadOnlyCommands(t *testing.T) {
 }
 
 func TestConfigToolFiltersEveryLine(t *testing.T) {
-	e := newEnv(t)
-	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	attacks := []string{
 		"hostname R1\nreload", "hostname R1\rdo reload", "do rel", "do wr er", "do reloa", "do write erase", "do era",
 		"do deb all", "exit", "ex", "banner motd #\nWelcome\nreload\n#", "banner motd #\nok\x15\n#",
 		"description x\x7f\x7fdo reload", "hostname R1\r\n", "description what?", "do do rel",
 	}
 	for _, cmd := range attacks {
-		a := e.Call(ToolDeviceConfigCommands, commandsJSON(t, "R1", "config_commands", []string{"hostname R1", cmd}))
-		r := a.Results[0]
-		if r.Status == toolkit.StatusSuccess || len(r.BlockedCommands) == 0 {
-			t.Errorf("%q: status %s, blocked %q, error %q", cmd, r.Status, r.BlockedCommands, r.Error)
-		}
-	}
-	for _, l := range r1.Lines() {
-		low := strings.ToLower(l)
-		for _, bad := range []string{"rel", "wr", "era", "deb", "welcome", "ok", "x", "what", "do"} {
-			if strings.Contains(low, bad) {
-				t.Errorf("the device received %q", l)
+		t.Run(strconv.Quote(cmd), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			r1 := e.addRouter("R1", consoletest.IOSOptions{})
+			a := e.Call(ToolDeviceConfigCommands, commandsJSON(t, "R1", "config_commands", []string{"hostname R1", cmd}))
+			r := a.Results[0]
+			if r.Status == toolkit.StatusSuccess || len(r.BlockedCommands) == 0 {
+				t.Errorf("status %s, blocked %q, error %q", r.Status, r.BlockedCommands, r.Error)
 			}
-		}
+			for _, l := range r1.Lines() {
+				low := strings.ToLower(l)
+				for _, bad := range []string{"rel", "wr", "era", "deb", "welcome", "ok", "x", "what", "do"} {
+					if strings.Contains(low, bad) {
+						t.Errorf("the device received %q", l)
+					}
+				}
+			}
+		})
 	}
+}
+
+func TestConfigToolStillConfigures(t *testing.T) {
+	e := newEnv(t)
+	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	// legitimate configuration still works: a banner given as one string, "do write memory"
 	a := e.Call(ToolDeviceConfigCommands, commandsJSON(t, "R1", "config_commands",
 		[]string{"banner motd #\nAuthorized access only\nLab R1\n#", "interface g0/1", "ip address 10.1.1.1 255.255.255.0", "do write memory"}))
