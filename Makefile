@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5000x
 GOARCH_LAMBDA ?= arm64
 
-.PHONY: run test unit fuzz lint bench bench-e2e build deps clean web web-check browser
+.PHONY: run test test-fast unit fuzz lint bench bench-e2e build deps clean web web-check browser
 
 ## run: start the local server (SQLite in ./.data, 127.0.0.1:8080)
 run:
@@ -26,6 +26,15 @@ test: deps unit fuzz web-check browser
 
 unit:
 	$(GO) test -count=1 ./...
+
+## test-fast: the edit loop: the unit tests of every package that starts no emulator, server
+##            process or Lambda build (those run in `make test`); Go's test cache skips the
+##            packages an edit did not reach
+test-fast:
+	$(GO) test $$($(GO) list ./... | grep -v -E '$(SLOW_PACKAGES)')
+
+# Packages whose tests start dynalite, build Lambda bootstraps or run server processes.
+SLOW_PACKAGES := /internal/(deploy|localserver|benche2e|lambdaapp|store/dynamo|webui|contextwin)(/|$$)|/internal/httpapi/chat$$
 
 fuzz:
 	@./scripts/fuzz.sh $(FUZZTIME)
