@@ -72,6 +72,9 @@ func bootstraps(tb testing.TB) string {
 type storeCall struct {
 	Op         string
 	Start, End time.Time
+	// RCU and WCU are the capacity units dynalite reported for the call
+	// (see dynamoCounter.capacity); zero when it was not asked for them.
+	RCU, WCU float64
 }
 
 // dynamoCounter is a reverse proxy in front of dynalite recording every
@@ -80,6 +83,10 @@ type dynamoCounter struct {
 	URL   string
 	mu    sync.Mutex
 	calls []storeCall
+	// capacity makes the proxy ask every request for its consumed
+	// capacity (ReturnConsumedCapacity TOTAL) and record it; the answer
+	// then carries ConsumedCapacity, which the store code ignores.
+	capacity bool
 }
 
 func newDynamoCounter(tb testing.TB, endpoint string) *dynamoCounter {
@@ -92,7 +99,22 @@ func newDynamoCounter(tb testing.TB, endpoint string) *dynamoCounter {
 	c := &dynamoCounter{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := storeCall{Op: strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810."), Start: time.Now()}
-		proxy.ServeHTTP(w, r)
+		c.mu.Lock()
+		capacity := c.capacity
+		c.mu.Unlock()
+		if capacity {
+			rec := httptest.NewRecorder()
+			proxy.ServeHTTP(rec, askCapacity(tb, r))
+			call.RCU, call.WCU = consumedCapacity(call.Op, rec.Body.Bytes())
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		} else {
+			proxy.ServeHTTP(w, r)
+		}
 		call.End = time.Now()
 		c.mu.Lock()
 		c.calls = append(c.calls, call)
@@ -153,6 +175,7 @@ type gate struct {
 	changed  chan struct{}
 	seen     []string  // contents of the content events the runtime received
 	firstReq time.Time // arrival of the first streaming request
+	lastEnd  time.Time // end of the last streamed answer
 	err      error
 	wait     time.Duration
 	// hold makes the gate wait for each event (off: a plain relay, for
@@ -191,6 +214,9 @@ func newGate(tb testing.TB, upstream *llmtest.Server) *gate {
 		}
 		g.mu.Unlock()
 		g.relay(w, resp.Body)
+		g.mu.Lock()
+		g.lastEnd = time.Now()
+		g.mu.Unlock()
 	}))
 	tb.Cleanup(srv.Close)
 	g.URL = srv.URL
@@ -266,8 +292,15 @@ func (g *gate) state() (first time.Time, err error) {
 
 func (g *gate) reset() {
 	g.mu.Lock()
-	g.seen, g.firstReq, g.err = nil, time.Time{}, nil
+	g.seen, g.firstReq, g.lastEnd, g.err = nil, time.Time{}, time.Time{}, nil
 	g.mu.Unlock()
+}
+
+// lastAnswerEnd is when the last streamed answer relayed since reset ended.
+func (g *gate) lastAnswerEnd() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lastEnd
 }
 
 // stack is what a bootstrap runs against: DynamoDB (dynalite behind the
