@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"agentchat/internal/store"
+	"agentchat/internal/telemetry"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -89,6 +90,7 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	// finish releases the slot; this is for a panic that skips it.
 	defer t.slot.release(ctx)
 	o := t.r.o
+	o.Metrics.TurnStarted()
 	tctx, cancelTimeout := context.WithTimeoutCause(ctx, o.TurnTimeout, errTurnTimeout)
 	defer cancelTimeout()
 	tctx, cancel := context.WithCancelCause(tctx)
@@ -128,10 +130,24 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	cancel(nil)
 	watch.Wait()
 	errMsg = tr.finish(errMsg)
+	o.Metrics.TurnEnded(turnOutcome(errMsg, tr.stats))
 	if errMsg != "" {
 		em.emit(Event{Type: EventError, Error: errMsg})
 	}
 	em.emit(Event{Type: EventDone})
+}
+
+// turnOutcome is how a turn ended, for the turn metrics: failed when it
+// reports an error, aborted when it was stopped without one (a user abort,
+// the client gone, the session deleted), completed otherwise.
+func turnOutcome(errMsg string, stats store.TurnStats) string {
+	switch {
+	case errMsg != "":
+		return telemetry.TurnFailed
+	case stats.AbortedTurns > 0:
+		return telemetry.TurnAborted
+	}
+	return telemetry.TurnCompleted
 }
 
 // run is the body of the turn; it returns the error text to report, if any.

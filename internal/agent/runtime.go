@@ -11,6 +11,7 @@ import (
 
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
+	"agentchat/internal/telemetry"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
@@ -88,6 +89,9 @@ type Options struct {
 	// (OTEL_GENAI_CAPTURE_CONTENT=true).
 	Tracer       trace.Tracer
 	TraceContent bool
+	// Metrics, when set, counts turns (started, and ended by outcome) and
+	// tool calls (METRICS=on).
+	Metrics *telemetry.Metrics
 }
 
 // Runtime runs agent turns: the persisted project chat (StartTurn, Run) and

@@ -20,10 +20,15 @@ func noToolSpan(string, bool) {}
 // gen_ai.tool.name, gen_ai.tool.call.id) when Options.Tracer is set; the
 // arguments and output are recorded only with Options.TraceContent. With
 // tracing off it returns ctx and a no-op.
+//
+// With Options.Metrics set, the call is counted by tool and status.
 func (rt *Runtime) startToolSpan(ctx context.Context, call openai.ToolCall) (context.Context, endToolSpan) {
-	tr := rt.o.Tracer
+	tr, m := rt.o.Tracer, rt.o.Metrics
 	if tr == nil {
-		return ctx, noToolSpan
+		if m == nil {
+			return ctx, noToolSpan
+		}
+		return ctx, func(_ string, failed bool) { m.ToolCall(call.Function.Name, failed) }
 	}
 	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "execute_tool"),
@@ -35,6 +40,7 @@ func (rt *Runtime) startToolSpan(ctx context.Context, call openai.ToolCall) (con
 	}
 	ctx, span := tr.Start(ctx, "execute_tool "+call.Function.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, func(out string, failed bool) {
+		m.ToolCall(call.Function.Name, failed)
 		if rt.o.TraceContent {
 			span.SetAttributes(attribute.String("gen_ai.tool.call.result", out))
 		}

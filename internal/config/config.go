@@ -124,6 +124,11 @@ type Config struct {
 	// the undo route that restores it.
 	Snapshots bool
 
+	// Metrics is METRICS (on, or off: the default): the local server
+	// counts turns, LLM calls, tool calls, open streams and refusals and
+	// answers them as Prometheus text at GET /metrics.
+	Metrics bool
+
 	// GNS3URL is the GNS3 controller base URL (GNS3_URL); empty means every
 	// project counts as opened and the GNS3 tools report "GNS3 not configured".
 	GNS3URL string
@@ -433,6 +438,13 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	case "off", "false", "0":
 	default:
 		l.fail("SNAPSHOTS", "must be on or off, got %s", quote(v))
+	}
+	switch v := strings.ToLower(l.str("METRICS")); v {
+	case "on", "true", "1":
+		c.Metrics = true
+	case "", "off", "false", "0":
+	default:
+		l.fail("METRICS", "must be on or off, got %s", quote(v))
 	}
 	c.BlockedCommands = blockedCommands(l.str("BLOCKED_COMMANDS"))
 	c.SeerrURL = l.httpURL("SEERR_URL")

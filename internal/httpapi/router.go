@@ -27,6 +27,7 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
 	"agentchat/internal/logctx"
+	"agentchat/internal/telemetry"
 )
 
 // Authenticator turns an Authorization header into an identity.
@@ -88,6 +89,9 @@ type Deps struct {
 	// Tracer, when set, starts a server span per request (see traced);
 	// nil: tracing off.
 	Tracer trace.Tracer
+	// Metrics, when set, counts open SSE streams and 409/429 refusals by
+	// route (see metered); nil: not counted.
+	Metrics *telemetry.Metrics
 }
 
 // NewRouter returns a handler serving routes with the shared middleware.
@@ -126,7 +130,7 @@ func NewRouter(d Deps, routes ...Route) http.Handler {
 		refuseUnread(w, r)
 		Error(w, r.WithContext(WithStyle(r.Context(), styleOfPath(r.URL.Path))), http.StatusNotFound, "Not found")
 	})
-	return d.base(d.traced(mux))
+	return d.base(d.traced(d.metered(mux)))
 }
 
 // otherMethod answers the methods a path is not served with: preflights,

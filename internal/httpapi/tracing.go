@@ -19,7 +19,7 @@ import (
 // matched ("POST /v3/projects/{project_id}/chat/stream"), never by the
 // raw path; requests no route matched are named by their method alone.
 // Records logged during the request carry trace_id and span_id.
-func (d Deps) traced(mux *http.ServeMux) http.Handler {
+func (d Deps) traced(mux http.Handler) http.Handler {
 	if d.Tracer == nil {
 		return mux
 	}

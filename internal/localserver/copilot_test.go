@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,6 +44,12 @@ type copilotLab struct {
 // opened project with the lab templates; alice's JWT is accepted by both.
 func newCopilotLab(t *testing.T, noGNS3 bool) *copilotLab {
 	t.Helper()
+	return newCopilotLabWith(t, noGNS3, nil)
+}
+
+// newCopilotLabWith is newCopilotLab with extra server variables.
+func newCopilotLabWith(t *testing.T, noGNS3 bool, extra map[string]string) *copilotLab {
+	t.Helper()
 	v, err := auth.NewJWTVerifier([]byte(copilotSecret), time.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +70,7 @@ func newCopilotLab(t *testing.T, noGNS3 bool) *copilotLab {
 	if !noGNS3 {
 		vars["GNS3_URL"] = l.gns3.URL
 	}
+	maps.Copy(vars, extra)
 	l.url, _, l.logs, _ = start(t, vars)
 	return l
 }

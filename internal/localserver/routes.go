@@ -14,6 +14,7 @@ import (
 	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/httpapi/skillsreload"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/telemetry"
 	"agentchat/internal/webui"
 	"agentchat/internal/wire"
 	"agentchat/internal/wire/agentwire"
@@ -70,5 +71,20 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 		}
 		routes = append(routes, skillsreload.New(reload).Routes()...)
 	}
+	if base.Metrics != nil { // METRICS=on: GET /metrics
+		routes = append(routes, metricsRoute(base.Metrics))
+	}
 	return routes
+}
+
+// metricsRoute answers the process's metrics as Prometheus text. It is
+// public, as scrapers expect: it holds counts by model, tool, route and
+// outcome, never a user, a session or a message.
+func metricsRoute(m *telemetry.Metrics) httpapi.Route {
+	return httpapi.Route{Method: http.MethodGet, Path: "/metrics", Public: true,
+		Handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", telemetry.ContentType)
+			w.Header().Set("Cache-Control", "no-store")
+			_ = m.WriteText(w)
+		}}
 }

@@ -63,7 +63,7 @@ func setup(t *testing.T, capture string) (*telemetrytest.Receiver, *llmtest.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := llmtrace.Resolver(llm.NewStaticResolver(c), p)
+	res := llmtrace.Resolver(llm.NewStaticResolver(c), p, nil)
 	chat := httpapi.Route{Method: http.MethodPost, Path: "/v3/projects/{project_id}/chat/stream", Public: true, Style: httpapi.StyleGNS3,
 		Handler: func(w http.ResponseWriter, r *http.Request) {
 			rs, err := res.Resolve(r.Context(), "u1")
@@ -198,7 +198,7 @@ func TestOffIsNil(t *testing.T) {
 		t.Error("a nil provider is not off")
 	}
 	r := llm.NewStaticResolver(nil)
-	if llmtrace.Resolver(r, nil) != r {
+	if llmtrace.Resolver(r, nil, nil) != r {
 		t.Error("LLMResolver wraps with tracing off")
 	}
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {

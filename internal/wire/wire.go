@@ -84,6 +84,9 @@ type Base struct {
 	// Telemetry is the tracing of OTEL_EXPORTER_OTLP_ENDPOINT, nil when
 	// it is off (see package telemetry).
 	Telemetry *telemetry.Provider
+	// Metrics counts what the process serves when METRICS=on (the local
+	// server answers them at GET /metrics), nil when off.
+	Metrics *telemetry.Metrics
 }
 
 // NewBase builds the shared dependencies from cfg, opening the store with
@@ -102,6 +105,9 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 	if b.Telemetry, err = telemetry.New(ctx, os.Getenv); err != nil {
 		_ = st.Close()
 		return nil, err
+	}
+	if cfg.Metrics {
+		b.Metrics = telemetry.NewMetrics()
 	}
 	if cfg.EncryptionKey != nil {
 		box, err := secrets.NewBox(cfg.EncryptionKey, cfg.EncryptionKeysPrevious...)
@@ -147,7 +153,7 @@ func (b *Base) UseLocalKey() error {
 
 // Router returns the handler serving routes with the shared middleware.
 func (b *Base) Router(routes ...httpapi.Route) http.Handler {
-	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger, SingleUser: b.Config.SingleUser(), Tracer: b.Telemetry.Tracer()}, routes...)
+	return httpapi.NewRouter(httpapi.Deps{Auth: b.Auth, Projects: b.Projects, Logger: b.Logger, SingleUser: b.Config.SingleUser(), Tracer: b.Telemetry.Tracer(), Metrics: b.Metrics}, routes...)
 }
 
 // RemovalPolicy is who may remove a project's chat: the admin token, the

@@ -1,5 +1,6 @@
-// Package llmtrace traces the calls to the LLM: a GenAI client span per
-// call, under the tracing of package telemetry. It lives apart from
+// Package llmtrace traces and measures the calls to the LLM: a GenAI
+// client span per call, under the tracing of package telemetry, and the
+// GenAI client metrics (tokens, duration, time to first token). It lives apart from
 // telemetry so that the functions that call no model do not link the LLM
 // client.
 package llmtrace
@@ -8,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -22,32 +24,43 @@ import (
 // attributes (gen_ai.operation.name, gen_ai.request.model,
 // gen_ai.response.model, gen_ai.usage.*, gen_ai.response.finish_reasons),
 // a gen_ai.first_token event and errors recorded. Prompts and completions
-// are recorded only when p captures content. With a nil p, r is returned
-// as it is.
-func Resolver(r llm.Resolver, p *telemetry.Provider) llm.Resolver {
-	if p == nil || r == nil {
+// are recorded only when p captures content. Each call is also counted in
+// m (telemetry.Metrics.LLMCall). With a nil p and a nil m, r is returned as
+// it is.
+func Resolver(r llm.Resolver, p *telemetry.Provider, m *telemetry.Metrics) llm.Resolver {
+	if (p == nil && m == nil) || r == nil {
 		return r
 	}
-	return tracedResolver{next: r, p: p}
+	return tracedResolver{next: r, p: p, m: m}
 }
 
 type tracedResolver struct {
 	next llm.Resolver
 	p    *telemetry.Provider
+	m    *telemetry.Metrics
 }
 
 // Resolve resolves with the wrapped resolver and wraps the client.
 func (t tracedResolver) Resolve(ctx context.Context, userID string) (llm.Resolved, error) {
 	res, err := t.next.Resolve(ctx, userID)
 	if err == nil && res.Client != nil {
-		res.Client = tracedClient{next: res.Client, p: t.p}
+		res.Client = tracedClient{next: res.Client, p: t.p, m: t.m}
 	}
 	return res, err
 }
 
 type tracedClient struct {
 	next llm.Client
-	p    *telemetry.Provider
+	p    *telemetry.Provider // nil: no span
+	m    *telemetry.Metrics  // nil: not counted
+}
+
+// call is one LLM call being traced and measured.
+type call struct {
+	span       trace.Span
+	model      string
+	start      time.Time
+	firstToken time.Duration
 }
 
 // Model is the wrapped client's model.
@@ -55,12 +68,13 @@ func (c tracedClient) Model() string { return c.next.Model() }
 
 // Stream traces a streamed call; the first delta is the first token.
 func (c tracedClient) Stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta) error) (*llm.Result, error) {
-	ctx, span := c.start(ctx, req)
+	ctx, k := c.start(ctx, req)
 	first := true
 	wrapped := func(d llm.Delta) error {
 		if first {
 			first = false
-			span.AddEvent("gen_ai.first_token")
+			k.firstToken = time.Since(k.start)
+			k.span.AddEvent("gen_ai.first_token")
 		}
 		if onDelta == nil {
 			return nil
@@ -68,22 +82,28 @@ func (c tracedClient) Stream(ctx context.Context, req llm.Request, onDelta func(
 		return onDelta(d)
 	}
 	res, err := c.next.Stream(ctx, req, wrapped)
-	c.end(span, res, err)
+	c.end(k, res, err)
 	return res, err
 }
 
 // Complete traces a non-streamed call.
 func (c tracedClient) Complete(ctx context.Context, req llm.Request) (*llm.Result, error) {
-	ctx, span := c.start(ctx, req)
+	ctx, k := c.start(ctx, req)
 	res, err := c.next.Complete(ctx, req)
-	c.end(span, res, err)
+	c.end(k, res, err)
 	return res, err
 }
 
-func (c tracedClient) start(ctx context.Context, req llm.Request) (context.Context, trace.Span) {
+func (c tracedClient) start(ctx context.Context, req llm.Request) (context.Context, *call) {
 	model := req.Model
 	if model == "" {
 		model = c.next.Model()
+	}
+	k := &call{model: model, start: time.Now()}
+	if c.p == nil {
+		// Not traced: the span of ctx (none: a no-op) takes the events.
+		k.span = trace.SpanFromContext(context.Background())
+		return ctx, k
 	}
 	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "chat"),
@@ -97,10 +117,21 @@ func (c tracedClient) start(ctx context.Context, req llm.Request) (context.Conte
 			attrs = append(attrs, attribute.String("gen_ai.input.messages", string(b)))
 		}
 	}
-	return c.p.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, k.span = c.p.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return ctx, k
 }
 
-func (c tracedClient) end(span trace.Span, res *llm.Result, err error) {
+func (c tracedClient) end(k *call, res *llm.Result, err error) {
+	span := k.span
+	var in, out int
+	if res != nil {
+		in, out = res.Usage.PromptTokens, res.Usage.CompletionTokens
+	}
+	var errType string
+	if err != nil {
+		errType = errorType(err)
+	}
+	c.m.LLMCall(k.model, in, out, time.Since(k.start), k.firstToken, errType)
 	if res != nil {
 		if res.Model != "" {
 			span.SetAttributes(attribute.String("gen_ai.response.model", res.Model))
@@ -123,8 +154,8 @@ func (c tracedClient) end(span trace.Span, res *llm.Result, err error) {
 		}
 	}
 	if err != nil {
-		span.SetAttributes(attribute.String("error.type", errorType(err)))
-		span.SetStatus(codes.Error, errorType(err))
+		span.SetAttributes(attribute.String("error.type", errType))
+		span.SetStatus(codes.Error, errType)
 	}
 	span.End()
 }

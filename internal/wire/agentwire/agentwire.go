@@ -84,7 +84,7 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 		CallTimeout: cfg.LLMTimeout, IdleTimeout: cfg.LLMIdleTimeout, Logger: log,
 		Guard:          llm.Guard{Allow: cfg.LLMAllowPrivateHosts, Local: cfg.SingleUser()},
 		MaxAnswerBytes: cfg.LLMMaxAnswerBytes,
-	}), b.Telemetry), nil
+	}), b.Telemetry, b.Metrics), nil
 }
 
 // Registry returns the default agents with their configured tools. gc is
@@ -157,6 +157,8 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 
 		// OTEL_EXPORTER_OTLP_ENDPOINT: a span per tool call.
 		Tracer: b.Telemetry.Tracer(), TraceContent: b.Telemetry.CaptureContent(),
+		// METRICS=on: turns and tool calls counted.
+		Metrics: b.Metrics,
 	})
 	return &Agent{Registry: reg, Runtime: rt, LLM: res, Skills: sk}, nil
 }
