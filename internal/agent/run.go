@@ -74,7 +74,7 @@ type turnRun struct {
 // safe point without an EventError; the turn deadline, a lost lease, an LLM
 // failure, a store failure and MaxSteps end it with an EventError.
 func (t *Turn) Run(ctx context.Context, emit func(Event)) {
-	ctx, emit, endSpan := t.r.traceTurn(ctx, t.req, emit)
+	ctx, emit, endSpan := t.r.traceTurn(ctx, t.req.AgentID, t.req.Key.ThreadID, emit)
 	defer endSpan()
 	tr := &turnRun{t: t, base: ctx, stats: store.TurnStats{Turns: 1}, userKick: make(chan struct{})}
 	em := &emitter{fn: func(e Event) {

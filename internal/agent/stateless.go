@@ -7,6 +7,7 @@ import (
 
 	"agentchat/internal/approval"
 	"agentchat/internal/llm"
+	"agentchat/internal/telemetry"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -128,6 +129,9 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		return nil, err
 	}
 
+	// The run's span: its LLM and tool calls hang under it.
+	ctx, emit, endSpan := r.traceTurn(ctx, a.ID, "", emit)
+	defer endSpan()
 	em := &emitter{fn: emit}
 	var rec recorder = noRecorder{}
 	if r.o.Store != nil && req.UserID != "" {
@@ -175,6 +179,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	l.req.Options = req.Options
 	l.window = r.newWindow(conf, l.req.MaxTokens, l.req.Messages, lastUser(l.req.Messages))
 
+	r.o.Metrics.TurnStarted()
 	run := l.run(ctx)
 	res, runErr := run.last, run.err
 	result := &StatelessResult{
@@ -203,6 +208,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 			runErr = &userError{msg: fmt.Sprintf("The request took longer than the %s limit and was stopped.", r.o.TurnTimeout), err: context.DeadlineExceeded}
 		}
 	}
+	r.o.Metrics.TurnEnded(statelessOutcome(run.out, runErr))
 	if runErr != nil {
 		if !em.any() {
 			return nil, runErr
@@ -213,6 +219,19 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	slot.release(ctx) // before the end the client sees
 	em.emit(Event{Type: EventDone})
 	return result, nil
+}
+
+// statelessOutcome is how a stateless run ended, for the turn metrics:
+// aborted when its context ended but not by the time limit (the client
+// went away), failed with an error, completed otherwise.
+func statelessOutcome(out outcome, err error) string {
+	switch {
+	case out == outStopped && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errTurnTimeout):
+		return telemetry.TurnAborted
+	case err != nil:
+		return telemetry.TurnFailed
+	}
+	return telemetry.TurnCompleted
 }
 
 // statelessMessages puts the agent's system prompt before the client's
