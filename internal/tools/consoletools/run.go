@@ -253,6 +253,8 @@ func (s *Toolset) runDevice(ctx context.Context, k kind, projectID string, p *pl
 		it.Fail(joinProblems("every command was refused, nothing was sent", p.refused))
 		return
 	}
+	ctx, span := traceDevice(ctx, k, p)
+	defer endDevice(span, it)
 	dctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	l, err := s.lock(dctx, projectID, p.node.NodeID, p.node.Name, cancel)
