@@ -67,6 +67,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
@@ -74,6 +75,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"agentchat/internal/store"
+	"agentchat/internal/telemetry"
 )
 
 // Attribute and index names of the table.
@@ -156,6 +158,12 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if cfg.Region == "" {
 		return nil, errors.New("dynamo: no AWS region configured (set AWS_REGION)")
 	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = awshttp.NewBuildableClient()
+	}
+	// A span per request when the caller's context is traced (nothing
+	// otherwise): see telemetry.AWSClient.
+	cfg.HTTPClient = telemetry.AWSClient(cfg.HTTPClient, "DynamoDB")
 	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
