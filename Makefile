@@ -20,9 +20,12 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
-## test: every test, the store suite on SQLite and DynamoDB, then brief fuzzing, then the web
-##       console (its build checked against web/, then driven in a headless Chromium)
-test: deps unit fuzz web-check browser
+## test: every test, the store suite on SQLite and DynamoDB, the web console (its build
+##       checked against web/, then driven in a headless Chromium, beside the Go tests: it
+##       mostly waits), then brief fuzzing
+test: deps
+	@$(MAKE) --no-print-directory -j2 --output-sync=target unit browser
+	@$(MAKE) --no-print-directory fuzz
 
 unit:
 	$(GO) test -count=1 ./...
@@ -52,7 +55,7 @@ web-check: deps
 
 ## browser: the web console in headless Chromium (Debian's /usr/bin/chromium, or CHROMIUM=path)
 ##          against the local server and a scripted LLM; screenshots in web/test-results/
-browser: deps
+browser: deps web-check
 	node --test web/test/console.test.mjs
 
 ## lint: gofmt, go vet, staticcheck, cfn-lint on template.yaml (SAM transform included)
