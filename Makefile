@@ -20,12 +20,10 @@ deps: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
-## test: every test, the store suite on SQLite and DynamoDB, the web console (its build
-##       checked against web/, then driven in a headless Chromium, beside the Go tests: it
-##       mostly waits), then brief fuzzing
-test: deps
-	@$(MAKE) --no-print-directory -j2 --output-sync=target unit browser
-	@$(MAKE) --no-print-directory fuzz
+## test: every test, the store suite on SQLite and DynamoDB, then brief fuzzing, then the web
+##       console (its build checked against web/, then driven in a headless Chromium). In
+##       sequence: the browser tests beside a cold build of the Go tests missed their waits.
+test: deps unit fuzz browser
 
 unit:
 	$(GO) test -count=1 ./...
