@@ -95,8 +95,10 @@ type Deps struct {
 }
 
 // NewRouter returns a handler serving routes with the shared middleware.
-// A known path asked with another method gets 405 with Allow; an unknown
-// path gets 404.
+// ServeMux decides what an unserved request gets: a known path asked with
+// another method 405 with Allow, an unknown path 404; the router only
+// writes those answers in the route's error style (see refuse), and
+// answers every OPTIONS request as a CORS preflight.
 func NewRouter(d Deps, routes ...Route) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -107,46 +109,62 @@ func NewRouter(d Deps, routes ...Route) http.Handler {
 		d.Logger = slog.New(logctx.NewHandler(d.Logger.Handler()))
 	}
 	mux := http.NewServeMux()
-	methods := map[string][]string{}
-	var paths []string
 	for _, rt := range routes {
 		h := d.wrap(rt)
 		for _, p := range rt.Paths() {
 			mux.Handle(rt.Method+" "+p, h)
-			if _, seen := methods[p]; !seen {
-				paths = append(paths, p)
-			}
-			methods[p] = append(methods[p], rt.Method)
 		}
 	}
-	for _, p := range paths {
-		mux.Handle(p, d.otherMethod(p, methods[p]))
-	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			d.preflight(w, r)
 			return
 		}
-		refuseUnread(w, r)
-		Error(w, r.WithContext(WithStyle(r.Context(), styleOfPath(r.URL.Path))), http.StatusNotFound, "Not found")
+		if _, pattern := mux.Handler(r); pattern == "" {
+			refuse(w, r, mux)
+			return
+		}
+		mux.ServeHTTP(w, r)
 	})
-	return d.base(d.traced(d.metered(mux)))
+	return d.base(d.traced(d.metered(served)))
 }
 
-// otherMethod answers the methods a path is not served with: preflights,
-// and 405 with Allow for the rest.
-func (d Deps) otherMethod(path string, methods []string) http.Handler {
-	allow := strings.Join(methods, ", ")
-	style := styleOfPath(path)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodOptions {
-			d.preflight(w, r)
-			return
-		}
+// refuse answers a request no route serves as mux would (404, or 405 with
+// the Allow header mux computes from the routes of the path), with a body
+// in the style of the path's surface.
+func refuse(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
+	h, _ := mux.Handler(r)
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	refuseUnread(w, r)
+	r = r.WithContext(WithStyle(r.Context(), styleOfPath(r.URL.Path)))
+	if probe.status == http.StatusMethodNotAllowed {
+		allow := probe.header.Get("Allow")
 		w.Header().Set("Allow", allow)
-		refuseUnread(w, r)
-		Error(w, r.WithContext(WithStyle(r.Context(), style)), http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed; use "+allow)
-	})
+		Error(w, r, http.StatusMethodNotAllowed, "Method "+r.Method+" not allowed; use "+allow)
+		return
+	}
+	Error(w, r, http.StatusNotFound, "Not found")
+}
+
+// headerProbe records the status and headers of mux's own refusal,
+// dropping its plain-text body.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header { return p.header }
+
+func (p *headerProbe) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+
+func (p *headerProbe) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	return len(b), nil
 }
 
 func styleOfPath(p string) ErrorStyle {

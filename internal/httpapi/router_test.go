@@ -62,8 +62,10 @@ func TestRouting(t *testing.T) {
 		{"route", "GET", "/v3/projects/p1/chat/sessions", 200, `"path"`, ""},
 		{"copilot alias", "GET", "/v3/copilot/projects/p1/chat/sessions", 200, `"path"`, ""},
 		{"copilot alias of a public route", "DELETE", "/v3/copilot/projects/p1/chat", 200, `"path"`, ""},
-		{"wrong method", "POST", "/v3/projects/p1/chat/sessions", 405, `{"message":"Method POST not allowed; use GET"}`, "GET"},
-		{"wrong method on /v1 is OpenAI-shaped", "DELETE", "/v1/models", 405, `"type":"invalid_request_error"`, "GET"},
+		// ServeMux computes Allow: a GET route serves HEAD too.
+		{"wrong method", "POST", "/v3/projects/p1/chat/sessions", 405, `{"message":"Method POST not allowed; use GET, HEAD"}`, "GET, HEAD"},
+		{"wrong method on /v1 is OpenAI-shaped", "DELETE", "/v1/models", 405, `"type":"invalid_request_error"`, "GET, HEAD"},
+		{"wrong method on the copilot alias", "PUT", "/v3/copilot/projects/p1/chat/sessions", 405, `{"message":"Method PUT not allowed; use GET, HEAD"}`, "GET, HEAD"},
 		{"unknown path", "GET", "/nope", 404, `{"message":"Not found"}`, ""},
 		{"unknown /v1 path", "GET", "/v1/nope", 404, `"type":"not_found_error"`, ""},
 	}

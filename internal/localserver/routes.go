@@ -59,7 +59,7 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 	routes = append(routes, ch.Routes()...)
 	routes = append(routes, gw.Routes()...)
 	routes = append(routes, keys.Routes()...)
-	routes = append(routes, cfgs.ServerRoutes()...)
+	routes = append(routes, cfgs.Routes()...)
 	routes = append(routes, labChangesRoutes(base)...) // undo and audit
 	routes = append(routes, webui.Routes()...)         // the web console: GET / and /assets/
 	// The console's project list (GET /v3/copilot/projects), local server only.

@@ -113,7 +113,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.handler = llmconfigs.New(hst, llmconfigs.Options{Secrets: e.box, Users: e.users, Groups: e.groups, AdminToken: o.adminToken,
 		Auth: a, GNS3: client, Now: o.now})
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := httpapi.NewRouter(httpapi.Deps{Auth: a, Logger: log}, e.handler.ServerRoutes()...)
+	h := httpapi.NewRouter(httpapi.Deps{Auth: a, Logger: log}, e.handler.Routes()...)
 	e.server = httptest.NewServer(h)
 	t.Cleanup(e.server.Close)
 	return e

@@ -146,10 +146,10 @@ func New(st store.LLMConfigs, o Options) *Handlers {
 	return &Handlers{st: st, o: o, priv: newPrivileges(o.GNS3, o.PrivilegeTTL, o.Now)}
 }
 
-// Routes returns one route per endpoint, for the Lambda functions, each
-// of which mounts one. Mounted together on one router they conflict (a
-// literal /own or /default next to /{config_id} served with other
-// methods): a server serving every route mounts ServerRoutes.
+// Routes returns one route per endpoint: the local server mounts them
+// all, each Lambda function the ones it serves. A GET of a single
+// configuration (.../{config_id} other than own and default) is 405 with
+// Allow, as ServeMux answers any unserved method.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodGet, Path: PathUser, Handler: h.listUser},
@@ -166,40 +166,6 @@ func (h *Handlers) Routes() []httpapi.Route {
 		{Method: http.MethodPut, Path: PathGroupConfig, Handler: h.updateGroup, Public: true},
 		{Method: http.MethodDelete, Path: PathGroupConfig, Handler: h.deleteGroup, Public: true},
 		{Method: http.MethodPut, Path: PathGroupSetDefault, Handler: h.setDefaultGroup, Public: true},
-	}
-}
-
-// ServerRoutes returns every route for one router (the local server):
-// the same endpoints as Routes, with GET .../own and GET .../default
-// served by one GET .../{config_id} route, which answers 405 for a config
-// id as the router does.
-func (h *Handlers) ServerRoutes() []httpapi.Route {
-	var out []httpapi.Route
-	for _, rt := range h.Routes() {
-		switch rt.Path {
-		case PathUserOwn, PathUserDefault, PathGroupDefault:
-			continue
-		}
-		out = append(out, rt)
-	}
-	user := map[string]http.HandlerFunc{"own": h.listOwn, "default": h.defaultUser}
-	group := map[string]http.HandlerFunc{"default": h.defaultGroup}
-	return append(out,
-		httpapi.Route{Method: http.MethodGet, Path: PathUserConfig, Handler: byConfigID(user)},
-		httpapi.Route{Method: http.MethodGet, Path: PathGroupConfig, Handler: byConfigID(group), Public: true},
-	)
-}
-
-// byConfigID serves GET .../{config_id} by the literal routes of names,
-// and 405 for any other value (a configuration is not read alone).
-func byConfigID(names map[string]http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if h, ok := names[r.PathValue("config_id")]; ok {
-			h(w, r)
-			return
-		}
-		w.Header().Set("Allow", "PUT, DELETE")
-		httpapi.Error(w, r, http.StatusMethodNotAllowed, "Method GET not allowed; use PUT, DELETE")
 	}
 }
 
