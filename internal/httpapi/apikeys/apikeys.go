@@ -98,11 +98,11 @@ func New(keys store.APIKeys, o Options) *Handlers {
 // Routes returns the API-key routes.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodPost, Path: PathKeys, Handler: h.create},
-		{Method: http.MethodGet, Path: PathKeys, Handler: h.list},
-		{Method: http.MethodDelete, Path: PathKeys, Handler: h.revokeAll},
-		{Method: http.MethodDelete, Path: PathKey, Handler: h.revoke},
-		{Method: http.MethodPatch, Path: PathKey, Handler: h.setLimits},
+		{Method: http.MethodPost, Path: PathKeys, Handler: httpapi.HandlerFunc(h.create).ServeHTTP},
+		{Method: http.MethodGet, Path: PathKeys, Handler: httpapi.HandlerFunc(h.list).ServeHTTP},
+		{Method: http.MethodDelete, Path: PathKeys, Handler: httpapi.HandlerFunc(h.revokeAll).ServeHTTP},
+		{Method: http.MethodDelete, Path: PathKey, Handler: httpapi.HandlerFunc(h.revoke).ServeHTTP},
+		{Method: http.MethodPatch, Path: PathKey, Handler: httpapi.HandlerFunc(h.setLimits).ServeHTTP},
 	}
 }
 
@@ -230,38 +230,33 @@ func (req *CreateRequest) validate(now time.Time) (string, time.Time, error) {
 	return name, time.Time{}, nil
 }
 
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.owner(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if id.Via == auth.ViaAPIKey {
 		httpapi.Error(w, r, http.StatusForbidden, "API keys cannot create API keys: sign in with your login token to create one")
-		return
+		return nil
 	}
 	var body CreateRequest
 	if r.ContentLength != 0 { // no body: every field takes its default
 		if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{DisallowUnknownFields: true, MaxBytes: 16 << 10}); err != nil {
-			httpapi.Fail(w, r, err)
-			return
+			return err
 		}
 	}
 	now := h.o.Now().UTC()
 	name, expires, err := body.validate(now)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	limits, err := body.LimitsRequest.apply(store.KeyLimits{})
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	secret, prefix, hash, err := auth.GenerateAPIKey()
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	k := &store.APIKey{ID: h.o.NewID(), UserID: id.UserID, Name: name, Hash: hash, Prefix: prefix, CreatedAt: now, ExpiresAt: expires,
 		Limits: limits}
@@ -270,11 +265,9 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 	// that says the limit and how to free room.
 	if err := h.keys.CreateAPIKey(r.Context(), k); err != nil {
 		if se := httpapi.LimitFailure(err); se != nil {
-			httpapi.Fail(w, r, se)
-			return
+			return se
 		}
-		httpapi.Fail(w, r, fmt.Errorf("create api key: %w", err))
-		return
+		return fmt.Errorf("create api key: %w", err)
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api key created", "key_id", k.ID, "prefix", k.Prefix)
 	w.Header().Set("Cache-Control", "no-store")
@@ -282,18 +275,17 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		ID: k.ID, Name: k.Name, Key: secret, Prefix: k.Prefix,
 		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt), Limits: limitsOf(k.Limits),
 	})
+	return nil
 }
 
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.owner(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	keys, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
-		return
+		return fmt.Errorf("list api keys: %w", err)
 	}
 	now := h.o.Now()
 	out := make([]Key, 0, len(keys))
@@ -301,30 +293,29 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		out = append(out, keyOf(&keys[i], now))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (h *Handlers) revoke(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) revoke(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.owner(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	keyID := r.PathValue("key_id")
 	if err := httpapi.ValidateUUID("key_id", keyID); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	keyID = httpapi.NormalizeUUID(keyID)
 	if err := h.keys.RevokeAPIKey(r.Context(), id.UserID, keyID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
-			return
+			return nil
 		}
-		httpapi.Fail(w, r, fmt.Errorf("revoke api key: %w", err))
-		return
+		return fmt.Errorf("revoke api key: %w", err)
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api key revoked", "key_id", keyID)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // RevokedAll is the answer to DELETE .../api-keys.
@@ -332,16 +323,14 @@ type RevokedAll struct {
 	Revoked int `json:"revoked"`
 }
 
-func (h *Handlers) revokeAll(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) revokeAll(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.owner(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	keys, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
-		return
+		return fmt.Errorf("list api keys: %w", err)
 	}
 	n := 0
 	for i := range keys {
@@ -350,13 +339,13 @@ func (h *Handlers) revokeAll(w http.ResponseWriter, r *http.Request) {
 		}
 		err := h.keys.RevokeAPIKey(r.Context(), id.UserID, keys[i].ID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			httpapi.Fail(w, r, fmt.Errorf("revoke api key: %w", err))
-			return
+			return fmt.Errorf("revoke api key: %w", err)
 		}
 		n++
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api keys revoked", "count", n)
 	httpapi.WriteJSON(w, http.StatusOK, RevokedAll{Revoked: n})
+	return nil
 }
 
 // status is the state of k at now.

@@ -80,32 +80,28 @@ func (req *LimitsRequest) apply(cur store.KeyLimits) (store.KeyLimits, error) {
 // LimitsRequest; the answer is the key with its new limits. A caller
 // authenticated by an API key may not raise limits (403), so that a
 // leaked key cannot lift its own bounds.
-func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.owner(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	lim, ok := h.keys.(store.APIKeyLimits)
 	if !ok {
 		httpapi.Error(w, r, http.StatusNotImplemented, "This store cannot change API key limits")
-		return
+		return nil
 	}
 	keyID := r.PathValue("key_id")
 	if err := httpapi.ValidateUUID("key_id", keyID); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	keyID = httpapi.NormalizeUUID(keyID)
 	var body LimitsRequest
 	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{DisallowUnknownFields: true, MaxBytes: 4 << 10}); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	keys, err := h.keys.ListAPIKeys(r.Context(), id.UserID)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list api keys: %w", err))
-		return
+		return fmt.Errorf("list api keys: %w", err)
 	}
 	var k *store.APIKey
 	for i := range keys {
@@ -115,29 +111,28 @@ func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) {
 	}
 	if k == nil {
 		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
-		return
+		return nil
 	}
 	next, err := body.apply(k.Limits)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if id.Via == auth.ViaAPIKey && raises(k.Limits, next) {
 		httpapi.Error(w, r, http.StatusForbidden, "API keys cannot raise or remove key limits: sign in with your login token")
-		return
+		return nil
 	}
 	if err := lim.SetAPIKeyLimits(r.Context(), id.UserID, keyID, next); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
-			return
+			return nil
 		}
-		httpapi.Fail(w, r, fmt.Errorf("set api key limits: %w", err))
-		return
+		return fmt.Errorf("set api key limits: %w", err)
 	}
 	k.Limits = next
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api key limits changed", "key_id", keyID,
 		"max_parallel", next.MaxParallel, "rpm", next.RPM, "tpm", next.TPM)
 	httpapi.WriteJSON(w, http.StatusOK, keyOf(k, h.o.Now()))
+	return nil
 }
 
 // raises reports whether next lifts any bound of cur (0 is no bound).

@@ -42,25 +42,23 @@ type AuditPage struct {
 	All bool `json:"all_users"`
 }
 
-func (h *Handlers) audit(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) audit(w http.ResponseWriter, r *http.Request) error {
 	pid := r.PathValue("project_id")
 	if err := httpapi.ValidateProjectID(pid); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	limit := defaultAuditLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxAuditLimit {
 			httpapi.Error(w, r, http.StatusUnprocessableEntity, "Query parameter 'limit' must be a whole number from 1 to 500")
-			return
+			return nil
 		}
 		limit = n
 	}
 	user, all, err := h.auditCaller(r, pid)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if all {
 		user = ""
@@ -68,11 +66,10 @@ func (h *Handlers) audit(w http.ResponseWriter, r *http.Request) {
 	entries, next, err := h.o.Store.ListAudit(r.Context(), pid, user, store.Page{Limit: limit, Cursor: r.URL.Query().Get("cursor")})
 	if errors.Is(err, store.ErrInvalidCursor) {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
-		return
+		return nil
 	}
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	out := AuditPage{Entries: make([]AuditEntry, 0, len(entries)), NextCursor: next, All: all}
 	for _, e := range entries {
@@ -91,6 +88,7 @@ func (h *Handlers) audit(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // auditCaller authenticates the caller: the admin token sees every

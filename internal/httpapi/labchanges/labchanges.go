@@ -83,8 +83,8 @@ func New(o Options) *Handlers {
 // audit route (Public: it authenticates by itself).
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodPost, Path: PathUndo, Handler: h.undo, Project: true},
-		{Method: http.MethodGet, Path: PathAudit, Handler: h.audit, Public: true},
+		{Method: http.MethodPost, Path: PathUndo, Handler: httpapi.HandlerFunc(h.undo).ServeHTTP, Project: true},
+		{Method: http.MethodGet, Path: PathAudit, Handler: httpapi.HandlerFunc(h.audit).ServeHTTP, Public: true},
 	}
 }
 

@@ -31,36 +31,33 @@ type UndoResult struct {
 // timeText is the project chat's time format (UTC with a numeric offset).
 func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000-07:00") }
 
-func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) error {
 	k, err := sessions.SessionKey(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if !h.o.Snapshots {
 		httpapi.Error(w, r, http.StatusForbidden, "Undo is disabled on this server (SNAPSHOTS=off)")
-		return
+		return nil
 	}
 	if h.o.GNS3 == nil {
 		httpapi.Error(w, r, http.StatusConflict, "GNS3 is not configured: there is no snapshot to restore")
-		return
+		return nil
 	}
 	ctx := r.Context()
 	sess, err := h.o.Store.GetSession(ctx, k)
 	if err != nil {
-		failSession(w, r, k, err)
-		return
+		return sessionError(k, err)
 	}
 	snap := sess.LastSnapshot()
 	if snap == nil {
 		httpapi.Error(w, r, http.StatusNotFound, "No snapshot to restore: the copilot has not changed the lab in this session")
-		return
+		return nil
 	}
 	// No turn may run while the lab is put back.
 	owner := newOwner()
 	if err := h.o.Store.AcquireLease(ctx, k, owner, h.o.LeaseTTL); err != nil {
-		failSession(w, r, k, err)
-		return
+		return sessionError(k, err)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -71,8 +68,7 @@ func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) {
 	_, rerr := h.o.GNS3.RestoreSnapshot(ctx, id.Token, k.ProjectID, snap.SnapshotID)
 	h.auditUndo(ctx, k, snap, rerr)
 	if rerr != nil {
-		httpapi.Fail(w, r, restoreError(r, snap, rerr))
-		return
+		return restoreError(r, snap, rerr)
 	}
 	now := h.o.Now().UTC()
 	snap.RestoredAt = now
@@ -87,6 +83,7 @@ func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) {
 		TakenAt:    timeText(snap.TakenAt),
 		RestoredAt: timeText(now),
 	})
+	return nil
 }
 
 // auditUndo records the undo in the audit log (a failure is logged: the
@@ -123,19 +120,20 @@ func restoreError(r *http.Request, snap *store.SnapshotRecord, err error) error 
 	return httpapi.Errorf(http.StatusBadGateway, "GNS3 could not restore the snapshot: %s", gns3.Describe(err))
 }
 
-// failSession answers a store error about the session k.
-func failSession(w http.ResponseWriter, r *http.Request, k store.Key, err error) {
+// sessionError is the answer to a store error about the session k: 404
+// when it does not exist, 409 while a turn holds it, else the error
+// wrapped (a 500).
+func sessionError(k store.Key, err error) error {
 	var held *store.LeaseHeldError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("Session '%s' not found", k.ThreadID))
+		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", k.ThreadID)
 	case errors.As(err, &held):
-		httpapi.Fail(w, r, &httpapi.StatusError{Status: http.StatusConflict,
+		return &httpapi.StatusError{Status: http.StatusConflict,
 			Message:    "A turn is running on this session; undo once it has finished",
-			RetryAfter: held.RetryAfter(time.Now())})
+			RetryAfter: held.RetryAfter(time.Now())}
 	case errors.Is(err, store.ErrLeaseHeld):
-		httpapi.Error(w, r, http.StatusConflict, "A turn is running on this session; undo once it has finished")
-	default:
-		httpapi.Fail(w, r, fmt.Errorf("session %s: %w", k.ThreadID, err))
+		return httpapi.Errorf(http.StatusConflict, "A turn is running on this session; undo once it has finished")
 	}
+	return fmt.Errorf("session %s: %w", k.ThreadID, err)
 }

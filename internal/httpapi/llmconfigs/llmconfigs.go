@@ -152,20 +152,20 @@ func New(st store.LLMConfigs, o Options) *Handlers {
 // Allow, as ServeMux answers any unserved method.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodGet, Path: PathUser, Handler: h.listUser},
-		{Method: http.MethodGet, Path: PathUserOwn, Handler: h.listOwn},
-		{Method: http.MethodGet, Path: PathUserDefault, Handler: h.defaultUser},
-		{Method: http.MethodPost, Path: PathUser, Handler: h.createUser},
-		{Method: http.MethodPut, Path: PathUserConfig, Handler: h.updateUser},
-		{Method: http.MethodDelete, Path: PathUserConfig, Handler: h.deleteUser},
-		{Method: http.MethodPut, Path: PathUserSetDefault, Handler: h.setDefaultUser},
+		{Method: http.MethodGet, Path: PathUser, Handler: httpapi.HandlerFunc(h.listUser).ServeHTTP},
+		{Method: http.MethodGet, Path: PathUserOwn, Handler: httpapi.HandlerFunc(h.listOwn).ServeHTTP},
+		{Method: http.MethodGet, Path: PathUserDefault, Handler: httpapi.HandlerFunc(h.defaultUser).ServeHTTP},
+		{Method: http.MethodPost, Path: PathUser, Handler: httpapi.HandlerFunc(h.createUser).ServeHTTP},
+		{Method: http.MethodPut, Path: PathUserConfig, Handler: httpapi.HandlerFunc(h.updateUser).ServeHTTP},
+		{Method: http.MethodDelete, Path: PathUserConfig, Handler: httpapi.HandlerFunc(h.deleteUser).ServeHTTP},
+		{Method: http.MethodPut, Path: PathUserSetDefault, Handler: httpapi.HandlerFunc(h.setDefaultUser).ServeHTTP},
 
-		{Method: http.MethodGet, Path: PathGroup, Handler: h.listGroup, Public: true},
-		{Method: http.MethodGet, Path: PathGroupDefault, Handler: h.defaultGroup, Public: true},
-		{Method: http.MethodPost, Path: PathGroup, Handler: h.createGroup, Public: true},
-		{Method: http.MethodPut, Path: PathGroupConfig, Handler: h.updateGroup, Public: true},
-		{Method: http.MethodDelete, Path: PathGroupConfig, Handler: h.deleteGroup, Public: true},
-		{Method: http.MethodPut, Path: PathGroupSetDefault, Handler: h.setDefaultGroup, Public: true},
+		{Method: http.MethodGet, Path: PathGroup, Handler: httpapi.HandlerFunc(h.listGroup).ServeHTTP, Public: true},
+		{Method: http.MethodGet, Path: PathGroupDefault, Handler: httpapi.HandlerFunc(h.defaultGroup).ServeHTTP, Public: true},
+		{Method: http.MethodPost, Path: PathGroup, Handler: httpapi.HandlerFunc(h.createGroup).ServeHTTP, Public: true},
+		{Method: http.MethodPut, Path: PathGroupConfig, Handler: httpapi.HandlerFunc(h.updateGroup).ServeHTTP, Public: true},
+		{Method: http.MethodDelete, Path: PathGroupConfig, Handler: httpapi.HandlerFunc(h.deleteGroup).ServeHTTP, Public: true},
+		{Method: http.MethodPut, Path: PathGroupSetDefault, Handler: httpapi.HandlerFunc(h.setDefaultGroup).ServeHTTP, Public: true},
 	}
 }
 
@@ -321,27 +321,23 @@ func (s statusGroups) Groups(ctx context.Context, id auth.Identity) ([]Group, er
 	return groupsOf(ctx, s.src, id)
 }
 
-func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	own, err := h.st.ListLLMConfigs(ctx, sub.owner)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list llm configs: %w", err))
-		return
+		return fmt.Errorf("list llm configs: %w", err)
 	}
 	groups, err := sub.groups.Groups(ctx, sub.id)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	ref, err := defaultRef(ctx, h.st, sub.owner.UserID)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if memberOf(groups, ref) == nil {
 		ref = nil // a group the user has left: its configuration is not theirs
@@ -358,8 +354,7 @@ func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) {
 	for _, g := range groups {
 		cs, err := h.st.ListLLMConfigs(r.Context(), store.GroupOwner(g.ID))
 		if err != nil {
-			httpapi.Fail(w, r, fmt.Errorf("list llm configs of group %s: %w", g.ID, err))
-			return
+			return fmt.Errorf("list llm configs of group %s: %w", g.ID, err)
 		}
 		for i := range cs {
 			v := groupView(&cs[i], g)
@@ -380,135 +375,126 @@ func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) {
 	out.DefaultConfig = cmp.Or(ownDefault, refDefault, groupDefault)
 	out.Total = len(out.Configs)
 	write(w, http.StatusOK, out)
+	return nil
 }
 
-func (h *Handlers) listOwn(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listOwn(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.list(w, r, sub.owner)
+	return h.list(w, r, sub.owner)
 }
 
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request, owner store.Owner) error {
 	cs, err := h.st.ListLLMConfigs(r.Context(), owner)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list llm configs: %w", err))
-		return
+		return fmt.Errorf("list llm configs: %w", err)
 	}
 	write(w, http.StatusOK, listView(cs))
+	return nil
 }
 
-func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	c, g, _, err := effective(r.Context(), h.st, sub.groups, sub.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for user '%s'", sub.id.UserID))
-		return
+		return nil
 	case err != nil:
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if g != nil {
 		write(w, http.StatusOK, groupView(c, *g))
-		return
+		return nil
 	}
 	write(w, http.StatusOK, userView(c))
+	return nil
 }
 
-func (h *Handlers) defaultGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) defaultGroup(w http.ResponseWriter, r *http.Request) error {
 	owner, err := h.group(r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	c, err := h.st.DefaultLLMConfig(r.Context(), owner)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for group '%s'", owner.GroupID))
 	case err != nil:
-		httpapi.Fail(w, r, fmt.Errorf("default llm config: %w", err))
+		return fmt.Errorf("default llm config: %w", err)
 	default:
 		write(w, http.StatusOK, View(c))
 	}
+	return nil
 }
 
-func (h *Handlers) createUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	owner := sub.owner
-	h.create(w, r, owner)
+	return h.create(w, r, owner)
 }
 
-func (h *Handlers) createGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) createGroup(w http.ResponseWriter, r *http.Request) error {
 	owner, err := h.group(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.create(w, r, owner)
+	return h.create(w, r, owner)
 }
 
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request, owner store.Owner) error {
 	raw, err := decodeObject(w, r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	p, err := parsePatch(raw)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if p.expectedVersion != 0 {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Field 'expected_version' is for updates only")
-		return
+		return nil
 	}
 	if p.name == nil {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Field 'name' is required")
-		return
+		return nil
 	}
 	if p.key == keySet && h.o.Secrets == nil {
 		httpapi.Error(w, r, http.StatusServiceUnavailable, MsgNoEncryptionKey)
-		return
+		return nil
 	}
 	c := &store.LLMConfig{ID: h.o.NewID(), Owner: owner, Name: *p.name, ModelType: DefaultModelType, Config: maps.Clone(p.set)}
 	if p.modelType != nil {
 		c.ModelType = *p.modelType
 	}
 	if err := finalize(c.Config, p.prefix); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if err := h.seal(c, p); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	c.IsDefault = p.isDefault != nil && *p.isDefault
 	if err := h.st.CreateLLMConfig(r.Context(), c); err != nil {
 		if se := httpapi.LimitFailure(err); se != nil {
-			httpapi.Fail(w, r, se)
-			return
+			return se
 		}
-		httpapi.Fail(w, r, fmt.Errorf("create llm config: %w", err))
-		return
+		return fmt.Errorf("create llm config: %w", err)
 	}
 	stored, err := h.st.GetLLMConfig(r.Context(), owner, c.ID)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("read created llm config: %w", err))
-		return
+		return fmt.Errorf("read created llm config: %w", err)
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config created", "config_id", c.ID, "owner", ownerKind(owner), "api_key_set", c.APIKeyCipher != "", "default", stored.IsDefault)
 	write(w, http.StatusCreated, View(stored))
+	return nil
 }
 
 // seal applies the request's API key to c: sealed with the Box (set),
@@ -537,22 +523,20 @@ func ownerKind(o store.Owner) string {
 	return "user"
 }
 
-func (h *Handlers) updateUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.update(w, r, sub.owner, func(id string, p *patch) (bool, error) { return h.updateGroupRef(w, r, sub, id, p) })
+	return h.update(w, r, sub.owner, func(id string, p *patch) (bool, error) { return h.updateGroupRef(w, r, sub, id, p) })
 }
 
-func (h *Handlers) updateGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) updateGroup(w http.ResponseWriter, r *http.Request) error {
 	owner, err := h.group(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.update(w, r, owner, nil)
+	return h.update(w, r, owner, nil)
 }
 
 // maxUpdateAttempts bounds the attempts of an update without
@@ -577,25 +561,22 @@ func backoff(ctx context.Context, n int) error {
 // nil, is offered a configuration the owner does not have before it is
 // answered 404: it reports whether it answered the request itself (or
 // returns the error to answer).
-func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Owner, missing func(id string, p *patch) (bool, error)) {
+func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Owner, missing func(id string, p *patch) (bool, error)) error {
 	id, err := configID(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	raw, err := decodeObject(w, r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	p, err := parsePatch(raw)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if p.key == keySet && h.o.Secrets == nil {
 		httpapi.Error(w, r, http.StatusServiceUnavailable, MsgNoEncryptionKey)
-		return
+		return nil
 	}
 	ctx := r.Context()
 	var (
@@ -607,34 +588,28 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 		if errors.Is(err, store.ErrNotFound) && attempt == 1 && missing != nil {
 			done, err := missing(id, p)
 			if err != nil {
-				httpapi.Fail(w, r, err)
-				return
+				return err
 			}
 			if done {
-				return
+				return nil
 			}
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			httpapi.Fail(w, r, notFound(id))
-			return
+			return notFound(id)
 		}
 		if err != nil {
-			httpapi.Fail(w, r, fmt.Errorf("read llm config: %w", err))
-			return
+			return fmt.Errorf("read llm config: %w", err)
 		}
 		if p.expectedVersion != 0 && p.expectedVersion != cur.Version {
-			httpapi.Fail(w, r, conflict(p.expectedVersion, cur.Version))
-			return
+			return conflict(p.expectedVersion, cur.Version)
 		}
 		next, err := p.apply(cur)
 		if err != nil {
-			httpapi.Fail(w, r, err)
-			return
+			return err
 		}
 		keyCleared = dropMovedKey(cur, next, p)
 		if err := h.seal(next, p); err != nil {
-			httpapi.Fail(w, r, err)
-			return
+			return err
 		}
 		// Without expected_version the merge is still made on the version
 		// read: a write in between is merged again, not overwritten.
@@ -643,34 +618,30 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 		switch {
 		case err == nil:
 		case errors.Is(err, store.ErrNotFound):
-			httpapi.Fail(w, r, notFound(id))
-			return
+			return notFound(id)
 		case errors.As(err, &vc) && p.expectedVersion == 0 && attempt < maxUpdateAttempts:
 			if err := backoff(ctx, attempt); err != nil {
-				httpapi.Fail(w, r, err)
-				return
+				return err
 			}
 			continue
 		case errors.As(err, &vc):
-			httpapi.Fail(w, r, conflict(cur.Version, vc.Current))
-			return
+			return conflict(cur.Version, vc.Current)
 		default:
-			httpapi.Fail(w, r, fmt.Errorf("update llm config: %w", err))
-			return
+			return fmt.Errorf("update llm config: %w", err)
 		}
 		break
 	}
 	if p.isDefault != nil {
 		d, err := h.applyDefault(ctx, out, *p.isDefault)
 		if err != nil {
-			httpapi.Fail(w, r, err)
-			return
+			return err
 		}
 		out = d
 	}
 	httpapi.Logger(ctx).InfoContext(ctx, "llm config updated", "config_id", id, "owner", ownerKind(owner), "version", out.Version,
 		"api_key_set", out.APIKeyCipher != "", "api_key_cleared_by_move", keyCleared)
 	write(w, http.StatusOK, View(out))
+	return nil
 }
 
 // conflict is the 409 of a version mismatch.
@@ -749,96 +720,86 @@ func (h *Handlers) applyDefault(ctx context.Context, c *store.LLMConfig, on bool
 	return d, nil
 }
 
-func (h *Handlers) deleteUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	owner := sub.owner
-	h.delete(w, r, owner)
+	return h.delete(w, r, owner)
 }
 
-func (h *Handlers) deleteGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	owner, err := h.group(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.delete(w, r, owner)
+	return h.delete(w, r, owner)
 }
 
-func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, owner store.Owner) {
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request, owner store.Owner) error {
 	id, err := configID(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	err = h.st.DeleteLLMConfig(r.Context(), owner, id)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.Fail(w, r, notFound(id))
-		return
+		return notFound(id)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("delete llm config: %w", err))
-		return
+		return fmt.Errorf("delete llm config: %w", err)
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config deleted", "config_id", id, "owner", ownerKind(owner))
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (h *Handlers) setDefaultUser(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) setDefaultUser(w http.ResponseWriter, r *http.Request) error {
 	sub, err := h.user(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	id, err := setDefaultRequest(w, r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	c, err := h.st.SetDefaultLLMConfig(r.Context(), sub.owner, id)
 	if errors.Is(err, store.ErrNotFound) {
 		// One of the user's groups' configurations: by reference.
 		v, err := h.setGroupRef(r.Context(), sub, id)
 		if err != nil {
-			httpapi.Fail(w, r, err)
-			return
+			return err
 		}
 		write(w, http.StatusOK, v)
-		return
+		return nil
 	}
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("set default llm config: %w", err))
-		return
+		return fmt.Errorf("set default llm config: %w", err)
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config made default", "config_id", id, "owner", "user")
 	write(w, http.StatusOK, View(c))
+	return nil
 }
 
-func (h *Handlers) setDefaultGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) setDefaultGroup(w http.ResponseWriter, r *http.Request) error {
 	owner, err := h.group(r, true)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	id, err := setDefaultRequest(w, r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	c, err := h.st.SetDefaultLLMConfig(r.Context(), owner, id)
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.Fail(w, r, notFound(id))
-		return
+		return notFound(id)
 	}
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("set default llm config: %w", err))
-		return
+		return fmt.Errorf("set default llm config: %w", err)
 	}
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "llm config made default", "config_id", id, "owner", "group")
 	write(w, http.StatusOK, View(c))
+	return nil
 }
 
 // setDefaultRequest returns the {config_id} of PUT .../default/{config_id},
@@ -858,11 +819,10 @@ func setDefaultRequest(w http.ResponseWriter, r *http.Request) (string, error) {
 	return id, nil
 }
 
-func (h *Handlers) listGroup(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) listGroup(w http.ResponseWriter, r *http.Request) error {
 	owner, err := h.group(r, false)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.list(w, r, owner)
+	return h.list(w, r, owner)
 }

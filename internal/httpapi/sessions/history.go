@@ -24,31 +24,26 @@ const HeaderNextCursor = "X-Next-Cursor"
 // cursor before (none: the newest), in order, at most HistoryMaxBytes of
 // text past the first. When older messages remain, X-Next-Cursor holds
 // the before of the page that continues backwards.
-func (h *Handlers) history(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) history(w http.ResponseWriter, r *http.Request) error {
 	k, err := SessionKey(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	limit, err := ParseLimit(r, "limit", defaultHistory)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	before, err := parseBefore(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	s, err := h.store.GetSession(r.Context(), k)
 	if err != nil {
-		failStore(w, r, k, err)
-		return
+		return storeError(k, err)
 	}
 	msgs, more, err := h.historyPage(r.Context(), k, store.HistoryPage{Before: before, Limit: limit, MaxBytes: HistoryMaxBytes})
 	if err != nil {
-		failStore(w, r, k, err)
-		return
+		return storeError(k, err)
 	}
 	out := ConversationHistory{
 		ThreadID:  s.ThreadID,
@@ -65,6 +60,7 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderNextCursor, strconv.FormatInt(msgs[0].Seq, 10))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // historyPage reads one page through the store's HistoryPager, or, for a

@@ -68,13 +68,13 @@ func New(st store.Store, remover ProjectRemover, authz RemovalAuthorizer) *Handl
 // Routes returns the session routes.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodGet, Path: PathList, Handler: h.list, Project: true},
-		{Method: http.MethodGet, Path: PathHistory, Handler: h.history, Project: true},
-		{Method: http.MethodPatch, Path: PathSession, Handler: h.rename, Project: true},
-		{Method: http.MethodDelete, Path: PathSession, Handler: h.delete, Project: true},
-		{Method: http.MethodPut, Path: PathPin, Handler: h.pin, Project: true},
-		{Method: http.MethodDelete, Path: PathPin, Handler: h.unpin, Project: true},
-		{Method: http.MethodPost, Path: PathAbort, Handler: h.abort, Project: true},
+		{Method: http.MethodGet, Path: PathList, Handler: httpapi.HandlerFunc(h.list).ServeHTTP, Project: true},
+		{Method: http.MethodGet, Path: PathHistory, Handler: httpapi.HandlerFunc(h.history).ServeHTTP, Project: true},
+		{Method: http.MethodPatch, Path: PathSession, Handler: httpapi.HandlerFunc(h.rename).ServeHTTP, Project: true},
+		{Method: http.MethodDelete, Path: PathSession, Handler: httpapi.HandlerFunc(h.delete).ServeHTTP, Project: true},
+		{Method: http.MethodPut, Path: PathPin, Handler: httpapi.HandlerFunc(h.pin).ServeHTTP, Project: true},
+		{Method: http.MethodDelete, Path: PathPin, Handler: httpapi.HandlerFunc(h.unpin).ServeHTTP, Project: true},
+		{Method: http.MethodPost, Path: PathAbort, Handler: httpapi.HandlerFunc(h.abort).ServeHTTP, Project: true},
 	}
 }
 
@@ -84,36 +84,33 @@ func (h *Handlers) Routes() []httpapi.Route {
 // admin token.
 func (h *Handlers) RemovalRoutes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodDelete, Path: PathProject, Handler: h.removeProject, Public: true},
+		{Method: http.MethodDelete, Path: PathProject, Handler: httpapi.HandlerFunc(h.removeProject).ServeHTTP, Public: true},
 	}
 }
 
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	id, _ := auth.FromContext(r.Context())
 	limit, err := ParseLimit(r, "limit", defaultLimit)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	cursor := r.URL.Query().Get("cursor")
 	if len(cursor) > 1024 {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
-		return
+		return nil
 	}
 	mode, err := ParseCopilotMode(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	page := store.Page{Limit: limit, Cursor: cursor, CopilotMode: mode}
 	list, next, err := h.store.ListSessions(r.Context(), r.PathValue("project_id"), id.UserID, page)
 	if errors.Is(err, store.ErrInvalidCursor) {
 		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
-		return
+		return nil
 	}
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("list sessions: %w", err))
-		return
+		return fmt.Errorf("list sessions: %w", err)
 	}
 	out := make([]ChatSession, 0, len(list))
 	for i := range list {
@@ -123,6 +120,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderNextCursor, next)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // RenameRequest is the body of PATCH /sessions/{session_id}.
@@ -147,99 +145,96 @@ func ValidateTitle(title *string) (string, error) {
 	return t, nil
 }
 
-func (h *Handlers) rename(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) rename(w http.ResponseWriter, r *http.Request) error {
 	k, err := SessionKey(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	var body RenameRequest
 	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{DisallowUnknownFields: true}); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	title, err := ValidateTitle(body.Title)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	s, err := h.store.RenameSession(r.Context(), k, title)
 	if err != nil {
-		failStore(w, r, k, err)
-		return
+		return storeError(k, err)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, SessionView(s))
+	return nil
 }
 
-func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	k, err := SessionKey(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if err := h.store.DeleteSession(r.Context(), k); err != nil {
-		failStore(w, r, k, err)
-		return
+		return storeError(k, err)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (h *Handlers) pin(w http.ResponseWriter, r *http.Request)   { h.setPinned(w, r, true) }
-func (h *Handlers) unpin(w http.ResponseWriter, r *http.Request) { h.setPinned(w, r, false) }
+func (h *Handlers) pin(w http.ResponseWriter, r *http.Request) error {
+	return h.setPinned(w, r, true)
+}
 
-func (h *Handlers) setPinned(w http.ResponseWriter, r *http.Request, pinned bool) {
+func (h *Handlers) unpin(w http.ResponseWriter, r *http.Request) error {
+	return h.setPinned(w, r, false)
+}
+
+func (h *Handlers) setPinned(w http.ResponseWriter, r *http.Request, pinned bool) error {
 	k, err := SessionKey(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	s, err := h.store.SetPinned(r.Context(), k, pinned)
 	if err != nil {
-		failStore(w, r, k, err)
-		return
+		return storeError(k, err)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, SessionView(s))
+	return nil
 }
 
 // abort sets the session's abort flag: the running turn, on whatever
 // instance, stops at its next safe point and ends its stream with done.
-func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) error {
 	k, err := SessionKey(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if err := h.store.RequestAbort(r.Context(), k); err != nil {
-		failStore(w, r, k, err)
-		return
+		return storeError(k, err)
 	}
 	httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"message": "Abort requested", "session_id": k.ThreadID})
+	return nil
 }
 
-func (h *Handlers) removeProject(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) removeProject(w http.ResponseWriter, r *http.Request) error {
 	pid := r.PathValue("project_id")
 	if err := httpapi.ValidateProjectID(pid); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if h.authz == nil {
 		httpapi.Error(w, r, http.StatusForbidden, "Project chat removal is not allowed")
-		return
+		return nil
 	}
 	if err := h.authz.AuthorizeRemoval(r, pid); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	done, err := h.remover.RemoveProject(r.Context(), pid)
 	if err != nil {
-		httpapi.Fail(w, r, fmt.Errorf("remove project %s: %w", pid, err))
-		return
+		return fmt.Errorf("remove project %s: %w", pid, err)
 	}
 	if !done {
 		httpapi.WriteJSON(w, http.StatusAccepted, map[string]string{"message": "Project chat removal started", "project_id": pid})
-		return
+		return nil
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 type syncRemover struct{ store store.Sessions }
@@ -311,10 +306,11 @@ func ParseLimit(r *http.Request, name string, def int) (int, error) {
 	return n, nil
 }
 
-func failStore(w http.ResponseWriter, r *http.Request, k store.Key, err error) {
+// storeError is the answer to a store error about the session k: 404
+// when it does not exist, else the error wrapped (a 500).
+func storeError(k store.Key, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("Session '%s' not found", k.ThreadID))
-		return
+		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", k.ThreadID)
 	}
-	httpapi.Fail(w, r, fmt.Errorf("session %s: %w", k.ThreadID, err))
+	return fmt.Errorf("session %s: %w", k.ThreadID, err)
 }
