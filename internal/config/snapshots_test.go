@@ -5,58 +5,35 @@ import (
 	"testing"
 )
 
-func TestSnapshots(t *testing.T) {
+func TestOnOffVariables(t *testing.T) {
 	tests := []struct {
+		name    string
 		value   string
 		want    bool
 		wantErr bool
 	}{
-		{"", true, false}, {"on", true, false}, {"ON", true, false}, {"true", true, false},
-		{"off", false, false}, {"0", false, false}, {"false", false, false},
-		{"maybe", false, true},
+		{"SNAPSHOTS", "", true, false}, {"SNAPSHOTS", "on", true, false}, {"SNAPSHOTS", "ON", true, false}, {"SNAPSHOTS", "true", true, false},
+		{"SNAPSHOTS", "off", false, false}, {"SNAPSHOTS", "0", false, false}, {"SNAPSHOTS", "false", false, false},
+		{"SNAPSHOTS", "maybe", false, true},
+		{"METRICS", "", false, false}, {"METRICS", "off", false, false}, {"METRICS", "0", false, false},
+		{"METRICS", "on", true, false}, {"METRICS", "ON", true, false}, {"METRICS", "true", true, false}, {"METRICS", "1", true, false},
+		{"METRICS", "yes please", false, true},
 	}
 	for _, tt := range tests {
-		env := map[string]string{"SNAPSHOTS": tt.value}
+		env := map[string]string{tt.name: tt.value}
 		c, err := Load(func(k string) string { return env[k] }, Defaults{})
 		if tt.wantErr {
-			if err == nil || !strings.Contains(err.Error(), "SNAPSHOTS") {
-				t.Errorf("SNAPSHOTS=%q: error %v, want one naming SNAPSHOTS", tt.value, err)
+			if err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Errorf("%s=%q: error %v, want one naming %s", tt.name, tt.value, err, tt.name)
 			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("SNAPSHOTS=%q: %v", tt.value, err)
+			t.Fatalf("%s=%q: %v", tt.name, tt.value, err)
 		}
-		if c.Snapshots != tt.want {
-			t.Errorf("SNAPSHOTS=%q: Snapshots = %v, want %v", tt.value, c.Snapshots, tt.want)
-		}
-	}
-}
-
-func TestMetrics(t *testing.T) {
-	tests := []struct {
-		value   string
-		want    bool
-		wantErr bool
-	}{
-		{"", false, false}, {"off", false, false}, {"0", false, false},
-		{"on", true, false}, {"ON", true, false}, {"true", true, false}, {"1", true, false},
-		{"yes please", false, true},
-	}
-	for _, tt := range tests {
-		env := map[string]string{"METRICS": tt.value}
-		c, err := Load(func(k string) string { return env[k] }, Defaults{})
-		if tt.wantErr {
-			if err == nil || !strings.Contains(err.Error(), "METRICS") {
-				t.Errorf("METRICS=%q: error %v, want one naming METRICS", tt.value, err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("METRICS=%q: %v", tt.value, err)
-		}
-		if c.Metrics != tt.want {
-			t.Errorf("METRICS=%q: Metrics = %v, want %v", tt.value, c.Metrics, tt.want)
+		got := map[string]bool{"SNAPSHOTS": c.Snapshots, "METRICS": c.Metrics}[tt.name]
+		if got != tt.want {
+			t.Errorf("%s=%q: %v, want %v", tt.name, tt.value, got, tt.want)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -55,14 +54,6 @@ func (c awsClient) Do(req *http.Request) (*http.Response, error) {
 		))
 	defer span.End()
 	resp, err := c.next.Do(req)
-	if err != nil {
-		span.SetAttributes(attribute.String("error.type", ErrorType(err)))
-		span.SetStatus(codes.Error, "request failed")
-		return resp, err
-	}
-	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
-	if resp.StatusCode >= 400 {
-		span.SetStatus(codes.Error, "")
-	}
-	return resp, nil
+	endClientCall(span, resp, err)
+	return resp, err
 }

@@ -51,16 +51,22 @@ func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(ctx)
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := t.next.RoundTrip(req)
+	endClientCall(span, resp, err)
+	return resp, err
+}
+
+// endClientCall records the outcome of a client span's HTTP call: the
+// error's type, or the answer's status (an error status from 400 on).
+func endClientCall(span trace.Span, resp *http.Response, err error) {
 	if err != nil {
 		span.SetAttributes(attribute.String("error.type", ErrorType(err)))
 		span.SetStatus(codes.Error, "request failed")
-		return resp, err
+		return
 	}
 	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	if resp.StatusCode >= 400 {
 		span.SetStatus(codes.Error, "")
 	}
-	return resp, nil
 }
 
 // ErrorType is the error.type attribute of a failed call: canceled,
