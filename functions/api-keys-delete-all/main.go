@@ -2,6 +2,9 @@
 // keys (revoke every key), as an AWS Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/apikeysfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/apikeysfn"
+)
 
-func main() { apikeysfn.Main("api-keys-delete-all") }
+func main() { lambdaapp.Main(apikeysfn.APIKeysDeleteAll) }

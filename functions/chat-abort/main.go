@@ -3,6 +3,9 @@
 // Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/sessionsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/sessionsfn"
+)
 
-func main() { sessionsfn.Main("chat-abort") }
+func main() { lambdaapp.Main(sessionsfn.ChatAbort) }

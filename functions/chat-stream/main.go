@@ -3,6 +3,9 @@
 // response-streaming function URL.
 package main
 
-import "agentchat/internal/lambdaapp/chatfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/chatfn"
+)
 
-func main() { chatfn.Main("chat-stream") }
+func main() { lambdaapp.Main(chatfn.ChatStream) }

@@ -3,6 +3,9 @@
 // Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/labchangesfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/labchangesfn"
+)
 
-func main() { labchangesfn.Main("chat-undo") }
+func main() { lambdaapp.Main(labchangesfn.ChatUndo) }

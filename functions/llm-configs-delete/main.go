@@ -3,6 +3,9 @@
 // function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/llmconfigsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/llmconfigsfn"
+)
 
-func main() { llmconfigsfn.Main("llm-configs-delete") }
+func main() { lambdaapp.Main(llmconfigsfn.LLMConfigsDelete) }

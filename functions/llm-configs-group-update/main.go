@@ -4,6 +4,9 @@
 // API.
 package main
 
-import "agentchat/internal/lambdaapp/llmconfigsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/llmconfigsfn"
+)
 
-func main() { llmconfigsfn.Main("llm-configs-group-update") }
+func main() { lambdaapp.Main(llmconfigsfn.LLMConfigsGroupUpdate) }

@@ -3,6 +3,9 @@
 // default), as an AWS Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/llmconfigsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/llmconfigsfn"
+)
 
-func main() { llmconfigsfn.Main("llm-configs-set-default") }
+func main() { lambdaapp.Main(llmconfigsfn.LLMConfigsSetDefault) }

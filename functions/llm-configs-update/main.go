@@ -3,6 +3,9 @@
 // behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/llmconfigsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/llmconfigsfn"
+)
 
-func main() { llmconfigsfn.Main("llm-configs-update") }
+func main() { lambdaapp.Main(llmconfigsfn.LLMConfigsUpdate) }

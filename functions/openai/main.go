@@ -3,6 +3,9 @@
 // behind a response-streaming function URL (one base URL for OpenAI clients).
 package main
 
-import "agentchat/internal/lambdaapp/gatewayfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/gatewayfn"
+)
 
-func main() { gatewayfn.Main("openai") }
+func main() { lambdaapp.Main(gatewayfn.OpenAI) }

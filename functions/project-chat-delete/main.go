@@ -3,6 +3,9 @@
 // as an AWS Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/removal"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/removal"
+)
 
-func main() { removal.Main("project-chat-delete") }
+func main() { lambdaapp.Main(removal.ProjectChatDelete) }

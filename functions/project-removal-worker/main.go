@@ -5,4 +5,4 @@ package main
 
 import "agentchat/internal/lambdaapp/removal"
 
-func main() { removal.Main("project-removal-worker") }
+func main() { removal.MainWorker() }

@@ -3,6 +3,9 @@
 // function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/sessionsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/sessionsfn"
+)
 
-func main() { sessionsfn.Main("sessions-delete") }
+func main() { lambdaapp.Main(sessionsfn.SessionsDelete) }

@@ -3,6 +3,9 @@
 // HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/sessionsfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/sessionsfn"
+)
 
-func main() { sessionsfn.Main("sessions-list") }
+func main() { lambdaapp.Main(sessionsfn.SessionsList) }

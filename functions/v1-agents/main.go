@@ -2,6 +2,9 @@
 // catalogue), as an AWS Lambda function behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/catalogfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/catalogfn"
+)
 
-func main() { catalogfn.Main("v1-agents") }
+func main() { lambdaapp.Main(catalogfn.V1Agents) }

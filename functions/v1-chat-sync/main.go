@@ -2,6 +2,9 @@
 // behind the HTTP API.
 package main
 
-import "agentchat/internal/lambdaapp/gatewayfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/gatewayfn"
+)
 
-func main() { gatewayfn.Main("v1-chat-sync") }
+func main() { lambdaapp.Main(gatewayfn.V1ChatSync) }

@@ -2,6 +2,9 @@
 // behind a response-streaming function URL.
 package main
 
-import "agentchat/internal/lambdaapp/gatewayfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/gatewayfn"
+)
 
-func main() { gatewayfn.Main("v1-chat") }
+func main() { lambdaapp.Main(gatewayfn.V1Chat) }

@@ -2,6 +2,9 @@
 // Lambda function behind the HTTP API. It reads no secret and opens no store.
 package main
 
-import "agentchat/internal/lambdaapp/catalogfn"
+import (
+	"agentchat/internal/lambdaapp"
+	"agentchat/internal/lambdaapp/catalogfn"
+)
 
-func main() { catalogfn.Main("v1-root") }
+func main() { lambdaapp.Main(catalogfn.V1Root) }

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -659,34 +660,111 @@ func TestMains(t *testing.T) {
 	}
 }
 
+// entryPoints are the functions the mains hand to lambdaapp.Main, by the
+// expression that names them.
+func entryPoints() map[string]func() lambdaapp.Func {
+	return map[string]func() lambdaapp.Func{
+		"apikeysfn.APIKeysCreate":                apikeysfn.APIKeysCreate,
+		"apikeysfn.APIKeysDeleteAll":             apikeysfn.APIKeysDeleteAll,
+		"apikeysfn.APIKeysDelete":                apikeysfn.APIKeysDelete,
+		"apikeysfn.APIKeysList":                  apikeysfn.APIKeysList,
+		"sessionsfn.ChatAbort":                   sessionsfn.ChatAbort,
+		"labchangesfn.ChatAudit":                 labchangesfn.ChatAudit,
+		"chatfn.ChatStream":                      chatfn.ChatStream,
+		"labchangesfn.ChatUndo":                  labchangesfn.ChatUndo,
+		"llmconfigsfn.LLMConfigsCreate":          llmconfigsfn.LLMConfigsCreate,
+		"llmconfigsfn.LLMConfigsDefaultGet":      llmconfigsfn.LLMConfigsDefaultGet,
+		"llmconfigsfn.LLMConfigsDelete":          llmconfigsfn.LLMConfigsDelete,
+		"llmconfigsfn.LLMConfigsGroupCreate":     llmconfigsfn.LLMConfigsGroupCreate,
+		"llmconfigsfn.LLMConfigsGroupDefaultGet": llmconfigsfn.LLMConfigsGroupDefaultGet,
+		"llmconfigsfn.LLMConfigsGroupDelete":     llmconfigsfn.LLMConfigsGroupDelete,
+		"llmconfigsfn.LLMConfigsGroupList":       llmconfigsfn.LLMConfigsGroupList,
+		"llmconfigsfn.LLMConfigsGroupSetDefault": llmconfigsfn.LLMConfigsGroupSetDefault,
+		"llmconfigsfn.LLMConfigsGroupUpdate":     llmconfigsfn.LLMConfigsGroupUpdate,
+		"llmconfigsfn.LLMConfigsList":            llmconfigsfn.LLMConfigsList,
+		"llmconfigsfn.LLMConfigsOwn":             llmconfigsfn.LLMConfigsOwn,
+		"llmconfigsfn.LLMConfigsSetDefault":      llmconfigsfn.LLMConfigsSetDefault,
+		"llmconfigsfn.LLMConfigsUpdate":          llmconfigsfn.LLMConfigsUpdate,
+		"gatewayfn.OpenAI":                       gatewayfn.OpenAI,
+		"removal.ProjectChatDelete":              removal.ProjectChatDelete,
+		"sessionsfn.SessionsDelete":              sessionsfn.SessionsDelete,
+		"sessionsfn.SessionsHistory":             sessionsfn.SessionsHistory,
+		"sessionsfn.SessionsList":                sessionsfn.SessionsList,
+		"sessionsfn.SessionsPin":                 sessionsfn.SessionsPin,
+		"sessionsfn.SessionsRename":              sessionsfn.SessionsRename,
+		"sessionsfn.SessionsUnpin":               sessionsfn.SessionsUnpin,
+		"catalogfn.V1Agents":                     catalogfn.V1Agents,
+		"gatewayfn.V1ChatSync":                   gatewayfn.V1ChatSync,
+		"gatewayfn.V1Chat":                       gatewayfn.V1Chat,
+		"catalogfn.V1Root":                       catalogfn.V1Root,
+	}
+}
+
+// checkMain checks that a main is the one call lambdaapp.Main(pkg.Fn) with
+// pkg a per-surface package and pkg.Fn the function named name, or for
+// the removal worker removal.MainWorker().
 func checkMain(f *ast.File, name string, funcs map[string][]lambdaapp.Func) error {
-	if len(f.Imports) != 1 {
-		return fmt.Errorf("%d imports, want the one internal/lambdaapp package of the function", len(f.Imports))
+	var imports []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		imports = append(imports, p)
 	}
-	imp, _ := strconv.Unquote(f.Imports[0].Path.Value)
-	pkgFuncs, ok := funcs[imp]
+	call, err := mainCall(f)
+	if err != nil {
+		return err
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
 	if !ok {
-		return fmt.Errorf("imports %s, not a per-surface internal/lambdaapp package", imp)
+		return errors.New("main must call a function of a package")
 	}
-	if !slices.ContainsFunc(pkgFuncs, func(fn lambdaapp.Func) bool { return fn.Name == name }) {
-		return fmt.Errorf("%s has no function %q", imp, name)
+	callee := fmt.Sprint(sel.X) + "." + sel.Sel.Name
+	if name == removal.WorkerFunction {
+		if callee != "removal.MainWorker" || len(call.Args) != 0 || !slices.Equal(imports, []string{"agentchat/internal/lambdaapp/removal"}) {
+			return errors.New("main must be the single call removal.MainWorker()")
+		}
+		return nil
 	}
+	if callee != "lambdaapp.Main" || len(call.Args) != 1 || len(imports) != 2 || imports[0] != "agentchat/internal/lambdaapp" {
+		return errors.New("main must be the single call lambdaapp.Main(<pkg>.<Function>), importing internal/lambdaapp and the function's package")
+	}
+	if _, ok := funcs[imports[1]]; !ok {
+		return fmt.Errorf("imports %s, not a per-surface internal/lambdaapp package", imports[1])
+	}
+	arg, ok := call.Args[0].(*ast.SelectorExpr)
+	if !ok {
+		return errors.New("lambdaapp.Main takes <pkg>.<Function>")
+	}
+	expr := fmt.Sprint(arg.X) + "." + arg.Sel.Name
+	fn, ok := entryPoints()[expr]
+	if !ok {
+		return fmt.Errorf("%s is not in entryPoints", expr)
+	}
+	if got := fn().Name; got != name {
+		return fmt.Errorf("%s is the function %q", expr, got)
+	}
+	if !slices.ContainsFunc(funcs[imports[1]], func(fn lambdaapp.Func) bool { return fn.Name == name }) {
+		return fmt.Errorf("%s.Funcs() does not list %q", imports[1], name)
+	}
+	return nil
+}
+
+// mainCall returns the single call that func main makes.
+func mainCall(f *ast.File) (*ast.CallExpr, error) {
 	for _, decl := range f.Decls {
 		fd, ok := decl.(*ast.FuncDecl)
-		if !ok || fd.Name.Name != "main" || len(fd.Body.List) != 1 {
+		if !ok || fd.Name.Name != "main" {
 			continue
 		}
-		call, ok := fd.Body.List[0].(*ast.ExprStmt).X.(*ast.CallExpr)
-		if !ok || len(call.Args) != 1 {
-			break
+		if len(fd.Body.List) == 1 {
+			if es, ok := fd.Body.List[0].(*ast.ExprStmt); ok {
+				if call, ok := es.X.(*ast.CallExpr); ok {
+					return call, nil
+				}
+			}
 		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		lit, isLit := call.Args[0].(*ast.BasicLit)
-		if ok && sel.Sel.Name == "Main" && isLit && lit.Value == strconv.Quote(name) {
-			return nil
-		}
+		return nil, errors.New("main must be a single call")
 	}
-	return fmt.Errorf("main must be the single call <pkg>.Main(%q)", name)
+	return nil, errors.New("no func main")
 }
 
 // headerList splits a comma-separated header list, lower-cased.

@@ -107,7 +107,8 @@ func NewBareFunc(name string, kind Kind, build Builder, patterns ...string) Func
 	return Func{Name: name, Kind: kind, Patterns: patterns, Build: build, Bare: true}
 }
 
-// Find returns the Func named name.
+// Find returns the Func named name among funcs (tests look functions up
+// by name; the mains name theirs in code, see Main).
 func Find(funcs []Func, name string) (Func, error) {
 	i := slices.IndexFunc(funcs, func(f Func) bool { return f.Name == name })
 	if i < 0 {
@@ -208,26 +209,25 @@ func (f Func) routes(ctx context.Context, app *App) ([]httpapi.Route, error) {
 	return routes, nil
 }
 
-// Main runs the function named name among funcs: it resolves the secrets
-// (but for a bare function, which reads none), builds the handler and
-// serves invocations until the runtime stops the process. A function that
-// cannot start logs why on stderr and exits 1.
-func Main(funcs []Func, name string) {
+// Main runs the function fn describes (a per-surface package's
+// exported function, so that the compiler checks it exists): it resolves
+// the secrets (but for a bare function, which reads none), builds the
+// handler and serves invocations until the runtime stops the process. A
+// function that cannot start logs why on stderr and exits 1.
+func Main(fn func() Func) {
 	ctx := context.Background()
-	f, err := Find(funcs, name)
-	if err != nil {
-		Exit(name, err)
-	}
+	f := fn()
 	getenv := os.Getenv
 	if !f.Bare {
+		var err error
 		getenv, err = ResolveSecrets(ctx, os.Getenv, nil)
 		if err != nil {
-			Exit(name, err)
+			Exit(f.Name, err)
 		}
 	}
 	h, _, err := f.Handler(ctx, getenv, os.Stdout)
 	if err != nil {
-		Exit(name, err)
+		Exit(f.Name, err)
 	}
 	if f.Kind == Stream {
 		lambda.Start(FunctionURL(h))

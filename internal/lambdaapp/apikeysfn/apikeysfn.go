@@ -14,16 +14,29 @@ import (
 
 // Funcs returns the API-key functions.
 func Funcs() []lambdaapp.Func {
-	return []lambdaapp.Func{
-		lambdaapp.NewFunc("api-keys-create", lambdaapp.API, build, http.MethodPost+" "+apikeys.PathKeys),
-		lambdaapp.NewFunc("api-keys-list", lambdaapp.API, build, http.MethodGet+" "+apikeys.PathKeys),
-		lambdaapp.NewFunc("api-keys-delete", lambdaapp.API, build, http.MethodDelete+" "+apikeys.PathKey),
-		lambdaapp.NewFunc("api-keys-delete-all", lambdaapp.API, build, http.MethodDelete+" "+apikeys.PathKeys),
-	}
+	return []lambdaapp.Func{APIKeysCreate(), APIKeysList(), APIKeysDelete(), APIKeysDeleteAll()}
 }
 
-// Main runs the API-key function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// APIKeysCreate is the function api-keys-create.
+func APIKeysCreate() lambdaapp.Func { return api("api-keys-create", http.MethodPost, apikeys.PathKeys) }
+
+// APIKeysList is the function api-keys-list.
+func APIKeysList() lambdaapp.Func { return api("api-keys-list", http.MethodGet, apikeys.PathKeys) }
+
+// APIKeysDelete is the function api-keys-delete.
+func APIKeysDelete() lambdaapp.Func {
+	return api("api-keys-delete", http.MethodDelete, apikeys.PathKey)
+}
+
+// APIKeysDeleteAll is the function api-keys-delete-all.
+func APIKeysDeleteAll() lambdaapp.Func {
+	return api("api-keys-delete-all", http.MethodDelete, apikeys.PathKeys)
+}
+
+// api is an API function serving one route of the API-key handlers.
+func api(name, method, path string) lambdaapp.Func {
+	return lambdaapp.NewFunc(name, lambdaapp.API, build, method+" "+path)
+}
 
 func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	return apikeys.New(app.Store, apikeys.Options{Users: userpath.New(app.GNS3)}).Routes(), nil

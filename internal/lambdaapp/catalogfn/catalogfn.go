@@ -33,16 +33,18 @@ const (
 )
 
 // Funcs returns the functions v1-root and v1-agents.
-func Funcs() []lambdaapp.Func {
+func Funcs() []lambdaapp.Func { return []lambdaapp.Func{V1Root(), V1Agents()} }
+
+// V1Root is the function v1-root, bare: it serves public routes only.
+func V1Root() lambdaapp.Func {
 	get := http.MethodGet + " "
-	return []lambdaapp.Func{
-		lambdaapp.NewBareFunc(RootFunction, lambdaapp.API, build, get+PathRoot, get+PathRootBare),
-		lambdaapp.NewFunc(AgentsFunction, lambdaapp.API, build, get+PathAgents),
-	}
+	return lambdaapp.NewBareFunc(RootFunction, lambdaapp.API, build, get+PathRoot, get+PathRootBare)
 }
 
-// Main runs the function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// V1Agents is the function v1-agents.
+func V1Agents() lambdaapp.Func {
+	return lambdaapp.NewFunc(AgentsFunction, lambdaapp.API, build, http.MethodGet+" "+PathAgents)
+}
 
 // Routes returns the status routes (public) and the agent list (which
 // needs a JWT or an API key), with OpenAI-style errors.

@@ -17,15 +17,14 @@ import (
 )
 
 // Funcs returns the chat function.
-func Funcs() []lambdaapp.Func {
-	return []lambdaapp.Func{
-		lambdaapp.NewFunc("chat-stream", lambdaapp.Stream, buildStream, http.MethodPost+" "+chat.PathStream, http.MethodPost+" "+chat.PathInject,
-			http.MethodPost+" "+chat.PathApprovals),
-	}
-}
+func Funcs() []lambdaapp.Func { return []lambdaapp.Func{ChatStream()} }
 
-// Main runs the chat function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// ChatStream is the function chat-stream: the project stream, fault
+// injection and approval decisions, streamed.
+func ChatStream() lambdaapp.Func {
+	post := http.MethodPost + " "
+	return lambdaapp.NewFunc("chat-stream", lambdaapp.Stream, buildStream, post+chat.PathStream, post+chat.PathInject, post+chat.PathApprovals)
+}
 
 func buildStream(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	ag, err := agentwire.New(app.Base, llmconfigs.NewGroupSource(app.GNS3, nil, 0))

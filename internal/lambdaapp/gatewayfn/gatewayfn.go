@@ -19,17 +19,24 @@ import (
 )
 
 // Funcs returns the gateway functions.
-func Funcs() []lambdaapp.Func {
-	get, post := http.MethodGet+" ", http.MethodPost+" "
-	return []lambdaapp.Func{
-		lambdaapp.NewFunc("v1-chat", lambdaapp.Stream, buildRuntime, post+gateway.PathChat),
-		lambdaapp.NewFunc("v1-chat-sync", lambdaapp.API, buildRuntime, post+gateway.PathChatSync),
-		lambdaapp.NewFunc("openai", lambdaapp.Stream, buildRuntime, get+gateway.PathModels, get+gateway.PathModel, post+gateway.PathCompletions),
-	}
+func Funcs() []lambdaapp.Func { return []lambdaapp.Func{V1Chat(), V1ChatSync(), OpenAI()} }
+
+// V1Chat is the function v1-chat, streamed.
+func V1Chat() lambdaapp.Func {
+	return lambdaapp.NewFunc("v1-chat", lambdaapp.Stream, buildRuntime, http.MethodPost+" "+gateway.PathChat)
 }
 
-// Main runs the gateway function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// V1ChatSync is the function v1-chat-sync.
+func V1ChatSync() lambdaapp.Func {
+	return lambdaapp.NewFunc("v1-chat-sync", lambdaapp.API, buildRuntime, http.MethodPost+" "+gateway.PathChatSync)
+}
+
+// OpenAI is the function openai: the OpenAI-compatible models and chat
+// completions, streamed.
+func OpenAI() lambdaapp.Func {
+	get, post := http.MethodGet+" ", http.MethodPost+" "
+	return lambdaapp.NewFunc("openai", lambdaapp.Stream, buildRuntime, get+gateway.PathModels, get+gateway.PathModel, post+gateway.PathCompletions)
+}
 
 // buildRuntime serves the routes that run agents.
 func buildRuntime(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {

@@ -23,15 +23,17 @@ const (
 )
 
 // Funcs returns the functions chat-undo and chat-audit.
-func Funcs() []lambdaapp.Func {
-	return []lambdaapp.Func{
-		lambdaapp.NewFunc(UndoFunction, lambdaapp.API, build, http.MethodPost+" "+labchanges.PathUndo),
-		lambdaapp.NewFunc(AuditFunction, lambdaapp.API, build, http.MethodGet+" "+labchanges.PathAudit),
-	}
+func Funcs() []lambdaapp.Func { return []lambdaapp.Func{ChatUndo(), ChatAudit()} }
+
+// ChatUndo is the function chat-undo.
+func ChatUndo() lambdaapp.Func {
+	return lambdaapp.NewFunc(UndoFunction, lambdaapp.API, build, http.MethodPost+" "+labchanges.PathUndo)
 }
 
-// Main runs the function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// ChatAudit is the function chat-audit.
+func ChatAudit() lambdaapp.Func {
+	return lambdaapp.NewFunc(AuditFunction, lambdaapp.API, build, http.MethodGet+" "+labchanges.PathAudit)
+}
 
 func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	return labchanges.New(options(app)).Routes(), nil

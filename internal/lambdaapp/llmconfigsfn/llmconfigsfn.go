@@ -35,29 +35,74 @@ const (
 
 // Funcs returns the LLM configuration functions.
 func Funcs() []lambdaapp.Func {
-	f := func(name, method, path string) lambdaapp.Func {
-		return lambdaapp.NewFunc(name, lambdaapp.API, build, method+" "+path)
-	}
 	return []lambdaapp.Func{
-		f(List, http.MethodGet, llmconfigs.PathUser),
-		f(Own, http.MethodGet, llmconfigs.PathUserOwn),
-		f(DefaultGet, http.MethodGet, llmconfigs.PathUserDefault),
-		f(Create, http.MethodPost, llmconfigs.PathUser),
-		f(Update, http.MethodPut, llmconfigs.PathUserConfig),
-		f(Delete, http.MethodDelete, llmconfigs.PathUserConfig),
-		f(SetDefault, http.MethodPut, llmconfigs.PathUserSetDefault),
-
-		f(GroupList, http.MethodGet, llmconfigs.PathGroup),
-		f(GroupDefaultGet, http.MethodGet, llmconfigs.PathGroupDefault),
-		f(GroupCreate, http.MethodPost, llmconfigs.PathGroup),
-		f(GroupUpdate, http.MethodPut, llmconfigs.PathGroupConfig),
-		f(GroupDelete, http.MethodDelete, llmconfigs.PathGroupConfig),
-		f(GroupSetDefault, http.MethodPut, llmconfigs.PathGroupSetDefault),
+		LLMConfigsList(), LLMConfigsOwn(), LLMConfigsDefaultGet(), LLMConfigsCreate(), LLMConfigsUpdate(), LLMConfigsDelete(), LLMConfigsSetDefault(),
+		LLMConfigsGroupList(), LLMConfigsGroupDefaultGet(), LLMConfigsGroupCreate(), LLMConfigsGroupUpdate(), LLMConfigsGroupDelete(), LLMConfigsGroupSetDefault(),
 	}
 }
 
-// Main runs the LLM configuration function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// LLMConfigsList is the function llm-configs-list.
+func LLMConfigsList() lambdaapp.Func { return api(List, http.MethodGet, llmconfigs.PathUser) }
+
+// LLMConfigsOwn is the function llm-configs-own.
+func LLMConfigsOwn() lambdaapp.Func { return api(Own, http.MethodGet, llmconfigs.PathUserOwn) }
+
+// LLMConfigsDefaultGet is the function llm-configs-default-get.
+func LLMConfigsDefaultGet() lambdaapp.Func {
+	return api(DefaultGet, http.MethodGet, llmconfigs.PathUserDefault)
+}
+
+// LLMConfigsCreate is the function llm-configs-create.
+func LLMConfigsCreate() lambdaapp.Func { return api(Create, http.MethodPost, llmconfigs.PathUser) }
+
+// LLMConfigsUpdate is the function llm-configs-update.
+func LLMConfigsUpdate() lambdaapp.Func { return api(Update, http.MethodPut, llmconfigs.PathUserConfig) }
+
+// LLMConfigsDelete is the function llm-configs-delete.
+func LLMConfigsDelete() lambdaapp.Func {
+	return api(Delete, http.MethodDelete, llmconfigs.PathUserConfig)
+}
+
+// LLMConfigsSetDefault is the function llm-configs-set-default.
+func LLMConfigsSetDefault() lambdaapp.Func {
+	return api(SetDefault, http.MethodPut, llmconfigs.PathUserSetDefault)
+}
+
+// LLMConfigsGroupList is the function llm-configs-group-list.
+func LLMConfigsGroupList() lambdaapp.Func {
+	return api(GroupList, http.MethodGet, llmconfigs.PathGroup)
+}
+
+// LLMConfigsGroupDefaultGet is the function llm-configs-group-default-get.
+func LLMConfigsGroupDefaultGet() lambdaapp.Func {
+	return api(GroupDefaultGet, http.MethodGet, llmconfigs.PathGroupDefault)
+}
+
+// LLMConfigsGroupCreate is the function llm-configs-group-create.
+func LLMConfigsGroupCreate() lambdaapp.Func {
+	return api(GroupCreate, http.MethodPost, llmconfigs.PathGroup)
+}
+
+// LLMConfigsGroupUpdate is the function llm-configs-group-update.
+func LLMConfigsGroupUpdate() lambdaapp.Func {
+	return api(GroupUpdate, http.MethodPut, llmconfigs.PathGroupConfig)
+}
+
+// LLMConfigsGroupDelete is the function llm-configs-group-delete.
+func LLMConfigsGroupDelete() lambdaapp.Func {
+	return api(GroupDelete, http.MethodDelete, llmconfigs.PathGroupConfig)
+}
+
+// LLMConfigsGroupSetDefault is the function llm-configs-group-set-default.
+func LLMConfigsGroupSetDefault() lambdaapp.Func {
+	return api(GroupSetDefault, http.MethodPut, llmconfigs.PathGroupSetDefault)
+}
+
+// api is an API function serving one route of the LLM configuration
+// handlers.
+func api(name, method, path string) lambdaapp.Func {
+	return lambdaapp.NewFunc(name, lambdaapp.API, build, method+" "+path)
+}
 
 func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	users := userpath.New(app.GNS3)

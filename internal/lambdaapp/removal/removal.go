@@ -210,11 +210,7 @@ func logger(l *slog.Logger) *slog.Logger {
 }
 
 // Funcs returns the delete function.
-func Funcs() []lambdaapp.Func {
-	return []lambdaapp.Func{
-		lambdaapp.NewFunc(DeleteFunction, lambdaapp.API, buildDelete, http.MethodDelete+" "+sessions.PathProject),
-	}
-}
+func Funcs() []lambdaapp.Func { return []lambdaapp.Func{ProjectChatDelete()} }
 
 func buildDelete(ctx context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	name := app.Getenv(WorkerEnv)
@@ -229,16 +225,18 @@ func buildDelete(ctx context.Context, app *lambdaapp.App) ([]httpapi.Route, erro
 	return sessions.New(app.Store, rm, app.RemovalPolicy()).RemovalRoutes(), nil
 }
 
-// Main runs the function named name: the delete function or the worker.
-func Main(name string) {
-	if name != WorkerFunction {
-		lambdaapp.Main(Funcs(), name)
-		return
-	}
+// ProjectChatDelete is the function project-chat-delete.
+func ProjectChatDelete() lambdaapp.Func {
+	return lambdaapp.NewFunc(DeleteFunction, lambdaapp.API, buildDelete, http.MethodDelete+" "+sessions.PathProject)
+}
+
+// MainWorker runs the function project-removal-worker, which is invoked
+// by the delete function (and by itself) rather than through HTTP.
+func MainWorker() {
 	ctx := context.Background()
 	w, err := NewWorker(ctx, os.Getenv)
 	if err != nil {
-		lambdaapp.Exit(name, err)
+		lambdaapp.Exit(WorkerFunction, err)
 	}
 	lambda.Start(w.Handle)
 }

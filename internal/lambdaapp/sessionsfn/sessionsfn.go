@@ -15,19 +15,42 @@ import (
 
 // Funcs returns the session functions.
 func Funcs() []lambdaapp.Func {
-	return []lambdaapp.Func{
-		lambdaapp.NewFunc("sessions-list", lambdaapp.API, build, http.MethodGet+" "+sessions.PathList),
-		lambdaapp.NewFunc("sessions-history", lambdaapp.API, build, http.MethodGet+" "+sessions.PathHistory),
-		lambdaapp.NewFunc("sessions-rename", lambdaapp.API, build, http.MethodPatch+" "+sessions.PathSession),
-		lambdaapp.NewFunc("sessions-delete", lambdaapp.API, build, http.MethodDelete+" "+sessions.PathSession),
-		lambdaapp.NewFunc("sessions-pin", lambdaapp.API, build, http.MethodPut+" "+sessions.PathPin),
-		lambdaapp.NewFunc("sessions-unpin", lambdaapp.API, build, http.MethodDelete+" "+sessions.PathPin),
-		lambdaapp.NewFunc("chat-abort", lambdaapp.API, build, http.MethodPost+" "+sessions.PathAbort),
-	}
+	return []lambdaapp.Func{SessionsList(), SessionsHistory(), SessionsRename(), SessionsDelete(), SessionsPin(), SessionsUnpin(), ChatAbort()}
 }
 
-// Main runs the session function named name.
-func Main(name string) { lambdaapp.Main(Funcs(), name) }
+// SessionsList is the function sessions-list.
+func SessionsList() lambdaapp.Func { return api("sessions-list", http.MethodGet, sessions.PathList) }
+
+// SessionsHistory is the function sessions-history.
+func SessionsHistory() lambdaapp.Func {
+	return api("sessions-history", http.MethodGet, sessions.PathHistory)
+}
+
+// SessionsRename is the function sessions-rename.
+func SessionsRename() lambdaapp.Func {
+	return api("sessions-rename", http.MethodPatch, sessions.PathSession)
+}
+
+// SessionsDelete is the function sessions-delete.
+func SessionsDelete() lambdaapp.Func {
+	return api("sessions-delete", http.MethodDelete, sessions.PathSession)
+}
+
+// SessionsPin is the function sessions-pin.
+func SessionsPin() lambdaapp.Func { return api("sessions-pin", http.MethodPut, sessions.PathPin) }
+
+// SessionsUnpin is the function sessions-unpin.
+func SessionsUnpin() lambdaapp.Func {
+	return api("sessions-unpin", http.MethodDelete, sessions.PathPin)
+}
+
+// ChatAbort is the function chat-abort.
+func ChatAbort() lambdaapp.Func { return api("chat-abort", http.MethodPost, sessions.PathAbort) }
+
+// api is an API function serving one route of the session handlers.
+func api(name, method, path string) lambdaapp.Func {
+	return lambdaapp.NewFunc(name, lambdaapp.API, build, method+" "+path)
+}
 
 func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	return sessions.New(app.Store, nil, nil).Routes(), nil
