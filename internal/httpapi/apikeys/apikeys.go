@@ -236,8 +236,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if id.Via == auth.ViaAPIKey {
-		httpapi.Error(w, r, http.StatusForbidden, "API keys cannot create API keys: sign in with your login token to create one")
-		return nil
+		return httpapi.Errorf(http.StatusForbidden, "API keys cannot create API keys: sign in with your login token to create one")
 	}
 	var body CreateRequest
 	if r.ContentLength != 0 { // no body: every field takes its default
@@ -308,8 +307,7 @@ func (h *Handlers) revoke(w http.ResponseWriter, r *http.Request) error {
 	keyID = httpapi.NormalizeUUID(keyID)
 	if err := h.keys.RevokeAPIKey(r.Context(), id.UserID, keyID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
-			return nil
+			return httpapi.Errorf(http.StatusNotFound, "API key '%s' not found", keyID)
 		}
 		return fmt.Errorf("revoke api key: %w", err)
 	}

@@ -87,8 +87,7 @@ func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) error {
 	}
 	lim, ok := h.keys.(store.APIKeyLimits)
 	if !ok {
-		httpapi.Error(w, r, http.StatusNotImplemented, "This store cannot change API key limits")
-		return nil
+		return httpapi.Errorf(http.StatusNotImplemented, "This store cannot change API key limits")
 	}
 	keyID := r.PathValue("key_id")
 	if err := httpapi.ValidateUUID("key_id", keyID); err != nil {
@@ -110,21 +109,18 @@ func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if k == nil {
-		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
-		return nil
+		return httpapi.Errorf(http.StatusNotFound, "API key '%s' not found", keyID)
 	}
 	next, err := body.apply(k.Limits)
 	if err != nil {
 		return err
 	}
 	if id.Via == auth.ViaAPIKey && raises(k.Limits, next) {
-		httpapi.Error(w, r, http.StatusForbidden, "API keys cannot raise or remove key limits: sign in with your login token")
-		return nil
+		return httpapi.Errorf(http.StatusForbidden, "API keys cannot raise or remove key limits: sign in with your login token")
 	}
 	if err := lim.SetAPIKeyLimits(r.Context(), id.UserID, keyID, next); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("API key '%s' not found", keyID))
-			return nil
+			return httpapi.Errorf(http.StatusNotFound, "API key '%s' not found", keyID)
 		}
 		return fmt.Errorf("set api key limits: %w", err)
 	}

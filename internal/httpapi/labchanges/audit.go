@@ -51,8 +51,7 @@ func (h *Handlers) audit(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxAuditLimit {
-			httpapi.Error(w, r, http.StatusUnprocessableEntity, "Query parameter 'limit' must be a whole number from 1 to 500")
-			return nil
+			return httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter 'limit' must be a whole number from 1 to 500")
 		}
 		limit = n
 	}
@@ -65,8 +64,7 @@ func (h *Handlers) audit(w http.ResponseWriter, r *http.Request) error {
 	}
 	entries, next, err := h.o.Store.ListAudit(r.Context(), pid, user, store.Page{Limit: limit, Cursor: r.URL.Query().Get("cursor")})
 	if errors.Is(err, store.ErrInvalidCursor) {
-		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
-		return nil
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid cursor")
 	}
 	if err != nil {
 		return err

@@ -37,12 +37,10 @@ func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !h.o.Snapshots {
-		httpapi.Error(w, r, http.StatusForbidden, "Undo is disabled on this server (SNAPSHOTS=off)")
-		return nil
+		return httpapi.Errorf(http.StatusForbidden, "Undo is disabled on this server (SNAPSHOTS=off)")
 	}
 	if h.o.GNS3 == nil {
-		httpapi.Error(w, r, http.StatusConflict, "GNS3 is not configured: there is no snapshot to restore")
-		return nil
+		return httpapi.Errorf(http.StatusConflict, "GNS3 is not configured: there is no snapshot to restore")
 	}
 	ctx := r.Context()
 	sess, err := h.o.Store.GetSession(ctx, k)
@@ -51,8 +49,7 @@ func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) error {
 	}
 	snap := sess.LastSnapshot()
 	if snap == nil {
-		httpapi.Error(w, r, http.StatusNotFound, "No snapshot to restore: the copilot has not changed the lab in this session")
-		return nil
+		return httpapi.Errorf(http.StatusNotFound, "No snapshot to restore: the copilot has not changed the lab in this session")
 	}
 	// No turn may run while the lab is put back.
 	owner := newOwner()

@@ -403,8 +403,7 @@ func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) error {
 	c, g, _, err := effective(r.Context(), h.st, sub.groups, sub.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.Error(w, r, http.StatusNotFound, fmt.Sprintf("No default LLM model configuration found for user '%s'", sub.id.UserID))
-		return nil
+		return httpapi.Errorf(http.StatusNotFound, "No default LLM model configuration found for user '%s'", sub.id.UserID)
 	case err != nil:
 		return err
 	}
@@ -460,16 +459,13 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, owner store.Ow
 		return err
 	}
 	if p.expectedVersion != 0 {
-		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Field 'expected_version' is for updates only")
-		return nil
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'expected_version' is for updates only")
 	}
 	if p.name == nil {
-		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Field 'name' is required")
-		return nil
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'name' is required")
 	}
 	if p.key == keySet && h.o.Secrets == nil {
-		httpapi.Error(w, r, http.StatusServiceUnavailable, MsgNoEncryptionKey)
-		return nil
+		return httpapi.Errorf(http.StatusServiceUnavailable, MsgNoEncryptionKey)
 	}
 	c := &store.LLMConfig{ID: h.o.NewID(), Owner: owner, Name: *p.name, ModelType: DefaultModelType, Config: maps.Clone(p.set)}
 	if p.modelType != nil {
@@ -575,8 +571,7 @@ func (h *Handlers) update(w http.ResponseWriter, r *http.Request, owner store.Ow
 		return err
 	}
 	if p.key == keySet && h.o.Secrets == nil {
-		httpapi.Error(w, r, http.StatusServiceUnavailable, MsgNoEncryptionKey)
-		return nil
+		return httpapi.Errorf(http.StatusServiceUnavailable, MsgNoEncryptionKey)
 	}
 	ctx := r.Context()
 	var (

@@ -96,8 +96,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	cursor := r.URL.Query().Get("cursor")
 	if len(cursor) > 1024 {
-		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
-		return nil
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid cursor")
 	}
 	mode, err := ParseCopilotMode(r)
 	if err != nil {
@@ -106,8 +105,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) error {
 	page := store.Page{Limit: limit, Cursor: cursor, CopilotMode: mode}
 	list, next, err := h.store.ListSessions(r.Context(), r.PathValue("project_id"), id.UserID, page)
 	if errors.Is(err, store.ErrInvalidCursor) {
-		httpapi.Error(w, r, http.StatusUnprocessableEntity, "Invalid cursor")
-		return nil
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid cursor")
 	}
 	if err != nil {
 		return fmt.Errorf("list sessions: %w", err)
@@ -219,8 +217,7 @@ func (h *Handlers) removeProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if h.authz == nil {
-		httpapi.Error(w, r, http.StatusForbidden, "Project chat removal is not allowed")
-		return nil
+		return httpapi.Errorf(http.StatusForbidden, "Project chat removal is not allowed")
 	}
 	if err := h.authz.AuthorizeRemoval(r, pid); err != nil {
 		return err
