@@ -11,7 +11,7 @@ import (
 // answer whose Content-Type is text/event-stream counts from its header
 // to the end of its handler) and the 409 and 429 answers by route
 // template. With metrics off it returns mux itself.
-func (d Deps) metered(mux http.Handler) http.Handler {
+func (d Deps) metered(mux *http.ServeMux) http.Handler {
 	m := d.Metrics
 	if m == nil {
 		return mux

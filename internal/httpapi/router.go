@@ -98,7 +98,7 @@ type Deps struct {
 // ServeMux decides what an unserved request gets: a known path asked with
 // another method 405 with Allow, an unknown path 404; the router only
 // writes those answers in the route's error style (see refuse), and
-// answers every OPTIONS request as a CORS preflight.
+// answers every OPTIONS request no route serves as a CORS preflight.
 func NewRouter(d Deps, routes ...Route) http.Handler {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -108,32 +108,32 @@ func NewRouter(d Deps, routes ...Route) http.Handler {
 		// and user (see base and wrap), wherever they are logged from.
 		d.Logger = slog.New(logctx.NewHandler(d.Logger.Handler()))
 	}
-	mux := http.NewServeMux()
+	// mux serves the routes, and "/" (which matches only what no route
+	// does) refuses; routesOnly, the same patterns without "/", tells a
+	// refusal 404 from 405, so a served request is matched once.
+	mux, routesOnly := http.NewServeMux(), http.NewServeMux()
 	for _, rt := range routes {
 		h := d.wrap(rt)
 		for _, p := range rt.Paths() {
 			mux.Handle(rt.Method+" "+p, h)
+			routesOnly.Handle(rt.Method+" "+p, http.NotFoundHandler())
 		}
 	}
-	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			d.preflight(w, r)
 			return
 		}
-		if _, pattern := mux.Handler(r); pattern == "" {
-			refuse(w, r, mux)
-			return
-		}
-		mux.ServeHTTP(w, r)
+		refuse(w, r, routesOnly)
 	})
-	return d.base(d.traced(d.metered(served)))
+	return d.base(d.traced(d.metered(mux)))
 }
 
-// refuse answers a request no route serves as mux would (404, or 405 with
-// the Allow header mux computes from the routes of the path), with a body
-// in the style of the path's surface.
-func refuse(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
-	h, _ := mux.Handler(r)
+// refuse answers a request no route serves as routes would (404, or 405
+// with the Allow header ServeMux computes from the routes of the path),
+// with a body in the style of the path's surface.
+func refuse(w http.ResponseWriter, r *http.Request, routes *http.ServeMux) {
+	h, _ := routes.Handler(r)
 	probe := &headerProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
 	refuseUnread(w, r)
