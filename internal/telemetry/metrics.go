@@ -184,6 +184,9 @@ func (m *Metrics) get(name string, labels []string) *series {
 // escapeLabel escapes a label value as the Prometheus text format wants:
 // backslash, double quote and line feed.
 func escapeLabel(v string) string {
+	if !strings.ContainsAny(v, "\\\"\n") {
+		return v // the usual case: nothing to build
+	}
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
 }
 
