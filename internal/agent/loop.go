@@ -10,6 +10,7 @@ import (
 
 	"agentchat/internal/approval"
 	"agentchat/internal/llm"
+	"agentchat/internal/pricing"
 	"agentchat/internal/store"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -106,17 +107,28 @@ type runResult struct {
 type tally struct {
 	llmCalls int64
 	usage    llm.Usage
+	// costNanos is what the priced calls cost, in nano-dollars; unpriced
+	// counts the calls of a model without prices (their cost is unknown,
+	// not zero).
+	costNanos int64
+	unpriced  int64
 	// toolCalls counts the tool calls by tool name (nil: none).
 	toolCalls   map[string]int64
 	sideEffects bool
 }
 
-// addCall counts one LLM call and its usage.
-func (t *tally) addCall(u llm.Usage) {
+// addCall counts one LLM call, its usage and its cost at prices p.
+func (t *tally) addCall(u llm.Usage, p pricing.Prices) {
 	t.llmCalls++
 	t.usage.PromptTokens += u.PromptTokens
 	t.usage.CompletionTokens += u.CompletionTokens
 	t.usage.TotalTokens += u.TotalTokens
+	t.usage.CachedTokens += u.CachedTokens
+	if c, ok := p.Cost(int64(u.PromptTokens), int64(u.CachedTokens), int64(u.CompletionTokens)); ok {
+		t.costNanos += c
+	} else {
+		t.unpriced++
+	}
 }
 
 // loop is one run of the agent loop: LLM calls, tool runs and accounting.
@@ -125,6 +137,8 @@ func (t *tally) addCall(u llm.Usage) {
 type loop struct {
 	rt     *Runtime
 	client llm.Client
+	// prices are the model's, for the cost of each call.
+	prices pricing.Prices
 	req    llm.Request
 	tools  map[string]Tool
 	// clientTools are tool names the client declared and runs itself.
@@ -196,7 +210,7 @@ func (l *loop) refreshSystem(ctx context.Context, results []toolResult) {
 func (l *loop) countCall(u llm.Usage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.used.addCall(u)
+	l.used.addCall(u, l.prices)
 }
 
 // isClientTool reports whether name is a client-declared tool (agent tools

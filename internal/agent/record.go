@@ -171,8 +171,18 @@ func (tr *turnRun) finish(errMsg string) string {
 	tr.stats.InputTokens = int64(u.usage.PromptTokens)
 	tr.stats.OutputTokens = int64(u.usage.CompletionTokens)
 	tr.stats.ToolCalls = u.toolCalls
+	tr.stats.CostNanos, tr.stats.UnpricedCalls = u.costNanos, u.unpriced
 	ctx, cancel := tr.persistCtx()
 	defer cancel()
+	// The ledger beside the session's statistics, both before the done
+	// event; it counts a deleted session's calls too (they were billed).
+	ledgered := make(chan struct{})
+	go func() {
+		defer close(ledgered)
+		t.r.recordUsage(ctx, store.UsageKey{UserID: t.req.Key.UserID, Model: t.llm.Client.Model(), KeyID: t.req.KeyID,
+			ProjectID: t.req.Key.ProjectID, SessionID: t.req.Key.ThreadID}, u.tally)
+	}()
+	defer func() { <-ledgered }()
 	// Before the done event: a client that saw it may start another turn.
 	defer t.slot.release(ctx)
 	if err := t.createErr(); err != nil {

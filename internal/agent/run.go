@@ -215,6 +215,7 @@ func (tr *turnRun) run() string {
 
 	tr.recordPolicy()
 	l := newLoop(t.r, t.llm.Client, su, tr.em, tr)
+	l.prices = t.llm.Prices
 	l.policy, l.canPause = t.policy, true
 	if len(t.awaiting) > 0 {
 		// Decide the calls that awaited a decision (or decline them all),

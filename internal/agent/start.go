@@ -38,6 +38,9 @@ type TurnRequest struct {
 	// KeySlotPool) instead of one of the user's MaxTurnsPerUser.
 	SlotPool string
 	MaxTurns int
+	// KeyID is the API key the caller presented (empty: none): the usage
+	// ledger counts the turn's LLM calls under it.
+	KeyID string
 	// Approval is the approval policy asked for by the request ("off",
 	// "changes", "all"; empty: the session's, else the user's LLM
 	// configuration's, else off); a policy set here is recorded on the

@@ -7,6 +7,7 @@ import (
 
 	"agentchat/internal/approval"
 	"agentchat/internal/llm"
+	"agentchat/internal/store"
 	"agentchat/internal/telemetry"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -52,6 +53,9 @@ type StatelessRequest struct {
 	// KeySlotPool) instead of one of the user's MaxTurnsPerUser.
 	SlotPool string
 	MaxTurns int
+	// KeyID is the API key the caller presented (empty: none): the usage
+	// ledger counts the run's LLM calls under it.
+	KeyID string
 }
 
 // StatelessResult is the outcome of a stateless run.
@@ -68,6 +72,11 @@ type StatelessResult struct {
 	FinishReason string
 	// Usage sums every LLM call of the run.
 	Usage llm.Usage
+	// CostNanos is what the priced calls cost, in nano-dollars;
+	// UnpricedCalls counts the calls of a model without prices (the cost
+	// is then unknown).
+	CostNanos     int64
+	UnpricedCalls int64
 	// SideEffects is true once an agent tool with SideEffects ran: the
 	// request must not be retried.
 	SideEffects bool
@@ -139,6 +148,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		rec = auditRecorder{rt: r, userID: req.UserID, runID: r.o.NewID()}
 	}
 	l := newLoop(r, client, su, em, rec)
+	l.prices = conf.Prices
 	// No person can be asked here: with an approval policy, the calls that
 	// need approval are refused with a message for the model.
 	l.policy = approval.FromValue(conf.Approval)
@@ -209,6 +219,10 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		}
 	}
 	r.o.Metrics.TurnEnded(statelessOutcome(run.out, runErr))
+	result.CostNanos, result.UnpricedCalls = run.costNanos, run.unpriced
+	ledgerCtx, cancelLedger := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	r.recordUsage(ledgerCtx, store.UsageKey{UserID: req.UserID, Model: client.Model(), KeyID: req.KeyID}, run.tally)
+	cancelLedger()
 	if runErr != nil {
 		if !em.any() {
 			return nil, runErr

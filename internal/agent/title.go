@@ -45,7 +45,7 @@ func (tr *turnRun) title(firstUser, question, answer string) {
 	res, err := t.llm.Client.Complete(ctx, req)
 	cancel()
 	if err == nil {
-		tr.used.addCall(res.Usage)
+		tr.used.addCall(res.Usage, t.llm.Prices)
 		title = cleanTitle(res.Content)
 	} else {
 		t.r.log.InfoContext(tr.ctx, "generate session title", "session", t.req.Key.ThreadID, "err", err)

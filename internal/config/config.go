@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentchat/internal/pricing"
 )
 
 // Store kinds accepted in STORE.
@@ -111,6 +113,11 @@ type Config struct {
 	// OpenAIModel is the default model (OPENAI_MODEL); DefaultOpenAIModel
 	// when an LLM is configured without one, empty otherwise.
 	OpenAIModel string
+	// OpenAIPrices are the default model's prices (OPENAI_PRICES, a JSON
+	// object of input_cost_per_mtok, output_cost_per_mtok and
+	// cached_input_cost_per_mtok in USD per million tokens); unknown when
+	// unset, and its calls are then never priced.
+	OpenAIPrices pricing.Prices
 
 	// JWTSecret is the HS256 secret shared with the GNS3 controller
 	// (JWT_SECRET). Nil means local single-user mode. Secret.
@@ -418,6 +425,11 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	c.OpenAIModel = l.str("OPENAI_MODEL")
 	if c.OpenAIModel == "" && c.LLMConfigured() {
 		c.OpenAIModel = DefaultOpenAIModel
+	}
+	if p, err := pricing.Parse(l.getenv("OPENAI_PRICES")); err != nil {
+		l.fail("OPENAI_PRICES", "%v", err)
+	} else {
+		c.OpenAIPrices = p
 	}
 
 	if s := l.getenv("JWT_SECRET"); s != "" {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentchat/internal/pricing"
 )
 
 const (
@@ -76,7 +78,8 @@ func TestLoadDefaults(t *testing.T) {
 				"ADDR": "[::1]:9000", "DATA_DIR": "/var/lib/agentchat", "STORE": " DynamoDB ",
 				"TABLE_NAME": "chat", "DYNAMODB_ENDPOINT": "http://127.0.0.1:4567/", "AWS_DEFAULT_REGION": "us-east-1",
 				"OPENAI_API_KEY": openAIKey, "OPENAI_BASE_URL": "http://localhost:11434/v1/", "OPENAI_MODEL": "llama3",
-				"JWT_SECRET": goodSecret, "ADMIN_TOKEN": adminTok, "GNS3_URL": "https://gns3.example.com:3080",
+				"OPENAI_PRICES": `{"input_cost_per_mtok": 0.5, "output_cost_per_mtok": 1.5}`,
+				"JWT_SECRET":    goodSecret, "ADMIN_TOKEN": adminTok, "GNS3_URL": "https://gns3.example.com:3080",
 				"SEERR_URL": "http://seerr:5055", "SEERR_API_KEY": seerrKey, "ENCRYPTION_KEY": goodKey,
 				"ENCRYPTION_KEY_PREVIOUS": prevKeysEnv, "HEARTBEAT_SECONDS": "5", "LOG_LEVEL": "debug", "MAX_STEPS": "7",
 				"TOOL_TIMEOUT_SECONDS": "30", "TURN_TIMEOUT_SECONDS": "900", "LLM_TIMEOUT_SECONDS": "45",
@@ -85,7 +88,8 @@ func TestLoadDefaults(t *testing.T) {
 				Addr: "[::1]:9000", DataDir: "/var/lib/agentchat", Store: StoreDynamoDB, TableName: "chat",
 				DynamoDBEndpoint: "http://127.0.0.1:4567", AWSRegion: "us-east-1",
 				OpenAIAPIKey: openAIKey, OpenAIBaseURL: "http://localhost:11434/v1", OpenAIModel: "llama3",
-				JWTSecret: []byte(goodSecret), AdminToken: adminTok, GNS3URL: "https://gns3.example.com:3080",
+				OpenAIPrices: pricing.Prices{Known: true, Input: 0.5, Output: 1.5},
+				JWTSecret:    []byte(goodSecret), AdminToken: adminTok, GNS3URL: "https://gns3.example.com:3080",
 				SeerrURL: "http://seerr:5055", SeerrAPIKey: seerrKey, EncryptionKey: bytes.Repeat([]byte{7}, 32),
 				EncryptionKeysPrevious: prevKeys, Heartbeat: 5 * time.Second, LogLevel: slog.LevelDebug, MaxSteps: 7,
 				ToolTimeout: 30 * time.Second, TurnTimeout: 900 * time.Second, LLMTimeout: 45 * time.Second,
@@ -162,6 +166,10 @@ func TestLoadProblems(t *testing.T) {
 			[]Problem{{"GNS3_URL", "invalid port"}}},
 		{"OpenAI base URL relative", map[string]string{"OPENAI_BASE_URL": "/v1"},
 			[]Problem{{"OPENAI_BASE_URL", "with a host"}}},
+		{"OpenAI prices half given", map[string]string{"OPENAI_PRICES": `{"input_cost_per_mtok": 1}`},
+			[]Problem{{"OPENAI_PRICES", "both"}}},
+		{"OpenAI prices negative", map[string]string{"OPENAI_PRICES": `{"input_cost_per_mtok": -1, "output_cost_per_mtok": 1}`},
+			[]Problem{{"OPENAI_PRICES", "not a price"}}},
 		{"dynamodb endpoint garbage", map[string]string{"DYNAMODB_ENDPOINT": "::nope"},
 			[]Problem{{"DYNAMODB_ENDPOINT", "http://"}}},
 		{"seerr URL without key", map[string]string{"SEERR_URL": "http://seerr:5055"},

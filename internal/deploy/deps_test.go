@@ -16,6 +16,7 @@ import (
 	"agentchat/internal/lambdaapp/llmconfigsfn"
 	"agentchat/internal/lambdaapp/removal"
 	"agentchat/internal/lambdaapp/sessionsfn"
+	"agentchat/internal/lambdaapp/usagefn"
 )
 
 // Packages no Lambda function may link (the local server's store).
@@ -68,7 +69,7 @@ func TestFunctionDependencies(t *testing.T) {
 	names := folders(t)
 	all := deps(t, names)
 	noAgent := []string{removal.DeleteFunction, removal.WorkerFunction}
-	for _, funcs := range [][]lambdaapp.Func{sessionsfn.Funcs(), apikeysfn.Funcs(), catalogfn.Funcs(), llmconfigsfn.Funcs(), labchangesfn.Funcs()} {
+	for _, funcs := range [][]lambdaapp.Func{sessionsfn.Funcs(), apikeysfn.Funcs(), catalogfn.Funcs(), llmconfigsfn.Funcs(), labchangesfn.Funcs(), usagefn.Funcs()} {
 		for _, f := range funcs {
 			noAgent = append(noAgent, f.Name)
 		}

@@ -32,6 +32,7 @@ import (
 	"agentchat/internal/lambdaapp/llmconfigsfn"
 	"agentchat/internal/lambdaapp/removal"
 	"agentchat/internal/lambdaapp/sessionsfn"
+	"agentchat/internal/lambdaapp/usagefn"
 	"agentchat/internal/wire"
 )
 
@@ -48,6 +49,7 @@ func surfaces() map[string][]lambdaapp.Func {
 		p + "apikeysfn":    apikeysfn.Funcs(),
 		p + "llmconfigsfn": llmconfigsfn.Funcs(),
 		p + "labchangesfn": labchangesfn.Funcs(),
+		p + "usagefn":      usagefn.Funcs(),
 	}
 }
 
@@ -468,6 +470,12 @@ func TestTemplateSecretsAndPolicies(t *testing.T) {
 	}
 	grants := roleGrants(t, tpl, fns)
 	workerID, deleteID := logicalID(removal.WorkerFunction), logicalID(removal.DeleteFunction)
+	// A function that runs agents writes: the user's turn slots, the
+	// key's rate counters, the usage ledger, the audit of lab changes.
+	runsAgents := map[string]bool{}
+	for _, f := range append(gatewayfn.Funcs(), chatfn.Funcs()...) {
+		runsAgents[logicalID(f.Name)] = true
+	}
 	for id, fn := range fns {
 		if fn.get("Properties", "FunctionName").ok() {
 			t.Errorf("%s: a fixed FunctionName (with the stack name, over Lambda's 64 characters for long stack names); let CloudFormation name it", id)
@@ -531,6 +539,9 @@ func TestTemplateSecretsAndPolicies(t *testing.T) {
 				t.Errorf("%s: the worker reads no secret, but may read %v", id, readable)
 			}
 			continue
+		}
+		if runsAgents[id] && tablePolicy != "DynamoDBCrudPolicy" {
+			t.Errorf("%s: it runs agents, which write (turn slots, rate counters, the usage ledger): it needs DynamoDBCrudPolicy, has %q", id, tablePolicy)
 		}
 		if id == deleteID {
 			if w := fn.get("Properties", "Environment", "Variables", removal.WorkerEnv); w.tag() != "!Ref" || w.str() != workerID {
@@ -668,6 +679,8 @@ func entryPoints() map[string]func() lambdaapp.Func {
 		"apikeysfn.APIKeysDeleteAll":             apikeysfn.APIKeysDeleteAll,
 		"apikeysfn.APIKeysDelete":                apikeysfn.APIKeysDelete,
 		"apikeysfn.APIKeysList":                  apikeysfn.APIKeysList,
+		"apikeysfn.APIKeysUpdate":                apikeysfn.APIKeysUpdate,
+		"usagefn.UsageGet":                       usagefn.UsageGet,
 		"sessionsfn.ChatAbort":                   sessionsfn.ChatAbort,
 		"labchangesfn.ChatAudit":                 labchangesfn.ChatAudit,
 		"chatfn.ChatStream":                      chatfn.ChatStream,

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"time"
 
+	"agentchat/internal/pricing"
+
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -158,6 +160,9 @@ type Resolved struct {
 	// off, changes or all; package approval), used when neither the
 	// request nor the session sets one.
 	Approval string
+	// Prices are the model's prices (config.input_cost_per_mtok...,
+	// OPENAI_PRICES for the server default); unknown when not given.
+	Prices pricing.Prices
 }
 
 // Resolver finds the LLM configuration that applies to a user.

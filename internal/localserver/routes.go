@@ -13,6 +13,7 @@ import (
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/httpapi/skillsreload"
+	"agentchat/internal/httpapi/usageapi"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/telemetry"
 	"agentchat/internal/webui"
@@ -42,7 +43,7 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
 	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat, Store: base.Store})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
-		Timeout: base.Config.TurnTimeout + time.Minute, Rates: base.Store})
+		Timeout: base.Config.TurnTimeout + time.Minute, Rates: base.Store, Ledger: base.Store})
 	keys := apikeys.New(base.Store, apikeys.Options{Users: users})
 	cfgs := llmconfigs.New(base.Store, llmconfigs.Options{
 		Secrets:    base.Secrets,
@@ -59,6 +60,7 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 	routes = append(routes, ch.Routes()...)
 	routes = append(routes, gw.Routes()...)
 	routes = append(routes, keys.Routes()...)
+	routes = append(routes, usageapi.New(base.Store, usageapi.Options{Users: users}).Routes()...)
 	routes = append(routes, cfgs.Routes()...)
 	routes = append(routes, labChangesRoutes(base)...) // undo and audit
 	routes = append(routes, webui.Routes()...)         // the web console: GET / and /assets/

@@ -49,6 +49,11 @@ type Stats struct {
 	AbortedTurns int64 `json:"aborted_turns"`
 	// Turns counts completed or failed turns.
 	Turns int64 `json:"turns"`
+	// CostNanos is what the session's priced LLM calls cost, in
+	// nano-dollars; UnpricedCalls counts its calls of a model without
+	// prices, whose cost is unknown.
+	CostNanos     int64 `json:"cost_nanos"`
+	UnpricedCalls int64 `json:"unpriced_calls"`
 }
 
 // Session is one chat thread of a user in a project.
@@ -134,6 +139,8 @@ type TurnStats struct {
 	Errors        int64
 	AbortedTurns  int64
 	Turns         int64
+	CostNanos     int64
+	UnpricedCalls int64
 	LastMessageAt time.Time
 }
 
@@ -323,6 +330,7 @@ type Store interface {
 	RateCounters
 	SessionMetadata
 	AuditLog
+	UsageLedger
 	// Close releases the store's resources.
 	Close() error
 }

@@ -23,6 +23,7 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
+	"agentchat/internal/pricing"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 )
@@ -125,6 +126,10 @@ func (r *Resolver) resolved(cfg *store.LLMConfig) (llm.Resolved, error) {
 	if err := r.o.Guard.CheckURL(baseURL); err != nil {
 		return llm.Resolved{}, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' cannot be used. %s", cfg.Name, err)}
 	}
+	prices, err := pricing.FromConfig(cfg.Config)
+	if err != nil {
+		return llm.Resolved{}, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' has a bad price: %v.", cfg.Name, err)}
+	}
 	c, err := r.client(cfg, baseURL, s.model)
 	if err != nil {
 		return llm.Resolved{}, err
@@ -132,7 +137,7 @@ func (r *Resolver) resolved(cfg *store.LLMConfig) (llm.Resolved, error) {
 	return llm.Resolved{
 		Client: c, Name: cfg.Name, Temperature: s.temperature, MaxTokens: s.maxTokens,
 		ContextLimit: s.contextLimit, ContextStrategy: s.strategy, CopilotMode: s.copilotMode,
-		Approval: s.approval,
+		Approval: s.approval, Prices: prices,
 	}, nil
 }
 

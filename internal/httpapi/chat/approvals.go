@@ -101,6 +101,7 @@ func (h *Handlers) approvals(w http.ResponseWriter, r *http.Request) {
 		Key:       store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: sid},
 		AgentID:   h.o.AgentID,
 		Decisions: decisions,
+		KeyID:     id.KeyID,
 	}
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
 		tr.SlotPool, tr.MaxTurns = agent.KeySlotPool(id.KeyID), id.KeyLimits.MaxParallel

@@ -211,6 +211,7 @@ func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
 		Approval:    req.approval,
 		// Declining pending calls: only with a message.
 		RejectPending: req.rejectAll,
+		KeyID:         id.KeyID,
 	}
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
 		// An API key's own max_parallel replaces the user's turn cap.

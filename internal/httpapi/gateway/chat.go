@@ -36,6 +36,7 @@ func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*runReque
 		return nil, nil, false
 	}
 	rr.req.UserID = userID(r)
+	rr.includeCost = wantsCost(r)
 	keySlots(r, &rr.req)
 	w.Header().Set(HeaderAgentID, a.ID)
 	if !g.admit(w, r) {
@@ -106,5 +107,5 @@ func (g *Gateway) chatSync(w http.ResponseWriter, r *http.Request) {
 	if res == nil {
 		return
 	}
-	writeJSON(w, SyncResponse{AgentID: a.ID, Response: res.Content, Usage: usageOf(res.Usage)})
+	writeJSON(w, SyncResponse{AgentID: a.ID, Response: res.Content, Usage: rr.usageOfRun(res)})
 }

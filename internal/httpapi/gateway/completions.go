@@ -17,6 +17,28 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CostUSD is what the run's LLM calls cost, only when the client asked
+	// for it (HeaderIncludeCost, stream_options.include_cost): a number,
+	// or null when the model has no prices.
+	CostUSD Cost `json:"cost_usd,omitempty"`
+}
+
+// Cost is the cost_usd of a usage as JSON text: a number, or null when it
+// is unknown; empty when not asked for (and then left out).
+type Cost string
+
+// MarshalJSON writes the text as it is.
+func (c Cost) MarshalJSON() ([]byte, error) {
+	if c == "" {
+		return []byte("null"), nil
+	}
+	return []byte(c), nil
+}
+
+// UnmarshalJSON keeps the JSON text.
+func (c *Cost) UnmarshalJSON(b []byte) error {
+	*c = Cost(b)
+	return nil
 }
 
 func usageOf(u llm.Usage) Usage {
@@ -116,6 +138,10 @@ func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rr.req.UserID = userID(r)
+	if wantsCost(r) {
+		// In a stream, the cost comes in the usage chunk.
+		rr.includeCost, rr.includeUsage = true, rr.includeUsage || rr.stream
+	}
 	keySlots(r, &rr.req)
 	w.Header().Set(HeaderAgentID, a.ID)
 	if !g.admit(w, r) {
@@ -266,7 +292,7 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 		cs.st.event(true, func() {
 			cs.st.sendData(cs.tokens.finish(finish))
 			if cs.includeUsage {
-				cs.st.sendData(cs.tokens.usageChunk(usageOf(res.Usage)))
+				cs.st.sendData(cs.tokens.usageChunk(rr.usageOfRun(res)))
 			}
 		})
 	}
@@ -348,7 +374,7 @@ func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model str
 	writeJSON(w, completion{
 		ID: completionID(), Object: "chat.completion", Created: g.o.Now().Unix(), Model: model,
 		Choices: []completionChoice{{Message: msg, Logprobs: lp, FinishReason: finish}},
-		Usage:   usageOf(res.Usage),
+		Usage:   rr.usageOfRun(res),
 	})
 }
 

@@ -13,6 +13,7 @@
 //	POST /v1/chat              token SSE: data: {"token":"..."} … data: [DONE]
 //	POST /v1/chat/sync         {"agent_id","response","usage"}
 //	POST /v1/chat/completions  OpenAI Chat Completions, stream true or false
+//	GET  /v1/usage             the calling key's usage and cost (package usage)
 //
 // A failure of a run is reported with one mapping (runFailure): the same
 // failure has the same type, code and param whether it is answered before
@@ -44,6 +45,7 @@ const (
 	PathChat        = "/v1/chat"
 	PathChatSync    = "/v1/chat/sync"
 	PathCompletions = "/v1/chat/completions"
+	PathUsage       = "/v1/usage"
 )
 
 // Defaults applied by New to zero Options fields.
@@ -90,6 +92,9 @@ type Options struct {
 	// (the store, shared by every instance); nil: rpm and tpm are not
 	// enforced. See admit.
 	Rates store.RateCounters
+	// Ledger is the usage ledger GET /v1/usage reads (nil: that route
+	// answers 500).
+	Ledger store.UsageLedger
 }
 
 // Gateway serves the /v1 routes.
@@ -127,6 +132,7 @@ func (g *Gateway) Routes() []httpapi.Route {
 		{Method: http.MethodPost, Path: PathChat, Handler: g.chat, Style: open},
 		{Method: http.MethodPost, Path: PathChatSync, Handler: g.chatSync, Style: open},
 		{Method: http.MethodPost, Path: PathCompletions, Handler: g.completions, Style: open},
+		{Method: http.MethodGet, Path: PathUsage, Handler: g.usageReport, Style: open},
 	}
 }
 

@@ -90,6 +90,8 @@ type ChatCompletionRequest struct {
 // StreamOptions are the stream_options of a completion request.
 type StreamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
+	// IncludeCost adds cost_usd to the usage chunk (agentchat's own).
+	IncludeCost bool `json:"include_cost"`
 }
 
 // Message is one message of a request.
@@ -165,6 +167,8 @@ type runRequest struct {
 	agentID, model string
 	stream         bool
 	includeUsage   bool
+	// includeCost: usage carries cost_usd (wantsCost).
+	includeCost bool
 	// logprobs: the client asked for the model's log probabilities.
 	logprobs bool
 	req      agent.StatelessRequest
@@ -179,7 +183,9 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 func (c *ChatCompletionRequest) validate() (*runRequest, error) {
 	rr := &runRequest{agentID: c.AgentID, model: c.Model, stream: c.Stream}
 	if c.Stream && c.StreamOptions != nil {
-		rr.includeUsage = c.StreamOptions.IncludeUsage
+		// The cost comes in the usage chunk.
+		rr.includeCost = c.StreamOptions.IncludeCost
+		rr.includeUsage = c.StreamOptions.IncludeUsage || rr.includeCost
 	}
 	if c.N != nil && *c.N != 1 {
 		return nil, invalid("n", "Only n=1 is supported (got %d).", *c.N)

@@ -3,6 +3,7 @@ package sessions
 import (
 	"time"
 
+	"agentchat/internal/pricing"
 	"agentchat/internal/store"
 )
 
@@ -31,6 +32,12 @@ type SessionStats struct {
 	Errors       int64            `json:"errors"`
 	AbortedTurns int64            `json:"aborted_turns"`
 	Turns        int64            `json:"turns"`
+	// CostUSD is what the session's priced LLM calls cost; null when its
+	// calls were all of a model without prices (unknown, not free).
+	CostUSD *float64 `json:"cost_usd"`
+	// UnpricedLLMCalls counts the calls whose cost is unknown (not in
+	// CostUSD).
+	UnpricedLLMCalls int64 `json:"unpriced_llm_calls"`
 }
 
 // OpenAIMessage is the JSON view of a stored message.
@@ -87,6 +94,9 @@ func SessionView(s *store.Session) ChatSession {
 			Errors:       s.Stats.Errors,
 			AbortedTurns: s.Stats.AbortedTurns,
 			Turns:        s.Stats.Turns,
+			CostUSD:      pricing.ReportedUSD(s.Stats.CostNanos, s.Stats.UnpricedCalls),
+
+			UnpricedLLMCalls: s.Stats.UnpricedCalls,
 		},
 		Pinned: s.Pinned,
 	}

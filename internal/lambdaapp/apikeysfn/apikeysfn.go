@@ -1,5 +1,6 @@
 // Package apikeysfn holds the Lambda functions of the API-key routes
-// (create, list, revoke one, revoke all), behind the HTTP API.
+// (create, list, revoke one, revoke all, change a key's limits), behind
+// the HTTP API.
 package apikeysfn
 
 import (
@@ -14,7 +15,7 @@ import (
 
 // Funcs returns the API-key functions.
 func Funcs() []lambdaapp.Func {
-	return []lambdaapp.Func{APIKeysCreate(), APIKeysList(), APIKeysDelete(), APIKeysDeleteAll()}
+	return []lambdaapp.Func{APIKeysCreate(), APIKeysList(), APIKeysDelete(), APIKeysDeleteAll(), APIKeysUpdate()}
 }
 
 // APIKeysCreate is the function api-keys-create.
@@ -31,6 +32,11 @@ func APIKeysDelete() lambdaapp.Func {
 // APIKeysDeleteAll is the function api-keys-delete-all.
 func APIKeysDeleteAll() lambdaapp.Func {
 	return api("api-keys-delete-all", http.MethodDelete, apikeys.PathKeys)
+}
+
+// APIKeysUpdate is the function api-keys-update (a key's limits).
+func APIKeysUpdate() lambdaapp.Func {
+	return api("api-keys-update", http.MethodPatch, apikeys.PathKey)
 }
 
 // api is an API function serving one route of the API-key handlers.

@@ -32,10 +32,11 @@ func V1ChatSync() lambdaapp.Func {
 }
 
 // OpenAI is the function openai: the OpenAI-compatible models and chat
-// completions, streamed.
+// completions, streamed, and the calling key's usage (GET /v1/usage).
 func OpenAI() lambdaapp.Func {
 	get, post := http.MethodGet+" ", http.MethodPost+" "
-	return lambdaapp.NewFunc("openai", lambdaapp.Stream, buildRuntime, get+gateway.PathModels, get+gateway.PathModel, post+gateway.PathCompletions)
+	return lambdaapp.NewFunc("openai", lambdaapp.Stream, buildRuntime, get+gateway.PathModels, get+gateway.PathModel, post+gateway.PathCompletions,
+		get+gateway.PathUsage)
 }
 
 // buildRuntime serves the routes that run agents.
@@ -45,5 +46,5 @@ func buildRuntime(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error
 		return nil, fmt.Errorf("build agents: %w", err)
 	}
 	return gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: app.Config.Heartbeat, Logger: app.Logger,
-		Rates: app.Store}).Routes(), nil
+		Rates: app.Store, Ledger: app.Store}).Routes(), nil
 }

@@ -41,6 +41,8 @@ const (
 	aAborted     = "aborted_turns"
 	aTurns       = "turns"
 	aToolCalls   = "tool_calls" // map of tool name to count
+	aCostNanos   = "cost_nanos"
+	aUnpriced    = "unpriced_calls"
 	aPinned      = "pinned"
 	aMsgSeq      = "msg_seq"      // commit marker: last visible message seq
 	aMsgReserved = "msg_reserved" // last reserved message seq
@@ -147,6 +149,8 @@ func sessionItem(sess *store.Session) (item, error) {
 	it[aErrors] = avN(sess.Stats.Errors)
 	it[aAborted] = avN(sess.Stats.AbortedTurns)
 	it[aTurns] = avN(sess.Stats.Turns)
+	it[aCostNanos] = avN(sess.Stats.CostNanos)
+	it[aUnpriced] = avN(sess.Stats.UnpricedCalls)
 	tc := make(item, len(sess.Stats.ToolCalls))
 	for name, n := range sess.Stats.ToolCalls {
 		tc[toolKey(name)] = avN(n)
@@ -203,6 +207,8 @@ func sessionFromItem(it item) (*store.Session, error) {
 		{aErrors, &sess.Stats.Errors},
 		{aAborted, &sess.Stats.AbortedTurns},
 		{aTurns, &sess.Stats.Turns},
+		{aCostNanos, &sess.Stats.CostNanos},
+		{aUnpriced, &sess.Stats.UnpricedCalls},
 	} {
 		if *f.dst, err = getN(it, f.name); err != nil {
 			return nil, err
@@ -520,6 +526,8 @@ func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats
 			{aErrors, d.Errors},
 			{aAborted, d.AbortedTurns},
 			{aTurns, d.Turns},
+			{aCostNanos, d.CostNanos},
+			{aUnpriced, d.UnpricedCalls},
 		} {
 			if c.n != 0 {
 				e.add(c.attr, avN(c.n))

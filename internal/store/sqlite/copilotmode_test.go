@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -61,35 +60,24 @@ func TestListQueryPlan(t *testing.T) {
 // Sessions written before migration 3 are listed by mode once it ran.
 func TestMigrationBackfillsCopilotMode(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	all := migrations
-	t.Cleanup(func() { migrations = all })
-	migrations = all[:2]
-	old, err := Open(ctx, path)
-	if err != nil {
-		t.Fatalf("Open at schema 2: %v", err)
-	}
 	base := time.Date(2025, 2, 3, 4, 5, 6, 0, time.UTC)
 	modes := []any{"teaching_assistant", nil, "lab_automation_assistant", "teaching_assistant", 7.0, ""}
-	var teaching []string
+	var (
+		teaching []string
+		old      []store.Session
+	)
 	for i, m := range modes {
 		ts := base.Add(time.Duration(i) * time.Minute)
 		sess := &store.Session{ProjectID: "p", UserID: "u", ThreadID: string(rune('a' + i)), CreatedAt: ts, UpdatedAt: ts}
 		if m != nil {
 			sess.Metadata = map[string]any{store.MetadataCopilotMode: m, "client": "web"}
 		}
-		if err := old.CreateSession(ctx, sess); err != nil {
-			t.Fatalf("CreateSession at schema 2: %v", err)
-		}
+		old = append(old, *sess)
 		if m == "teaching_assistant" {
 			teaching = append([]string{sess.ThreadID}, teaching...)
 		}
 	}
-	if err := old.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-
-	migrations = all
+	path := createAtSchema(t, 2, old...)
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatalf("Open with migration 3: %v", err)

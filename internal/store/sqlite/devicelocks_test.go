@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -120,26 +119,8 @@ func TestDeviceLockRows(t *testing.T) {
 // intact.
 func TestMigrationAddsDeviceLocks(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	all := migrations
-	t.Cleanup(func() { migrations = all })
-	migrations = all[:4]
-	old, err := Open(ctx, path)
-	if err != nil {
-		t.Fatalf("Open at schema 4: %v", err)
-	}
 	k := store.Key{ProjectID: "p", UserID: "alice", ThreadID: "t"}
-	if err := old.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "kept"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := old.AcquireDeviceLock(ctx, "p", "n", "A", time.Minute); err == nil {
-		t.Error("AcquireDeviceLock at schema 4 succeeded without the table")
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	migrations = all
+	path := createAtSchema(t, 4, store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "kept"})
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatalf("Open with migration 5: %v", err)

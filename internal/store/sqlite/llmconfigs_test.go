@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,23 +16,8 @@ import (
 // intact.
 func TestMigrationAddsLLMConfigs(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	all := migrations
-	t.Cleanup(func() { migrations = all })
-	migrations = all[:3]
-	old, err := Open(ctx, path)
-	if err != nil {
-		t.Fatalf("Open at schema 3: %v", err)
-	}
 	k := store.Key{ProjectID: "p", UserID: "alice", ThreadID: "t"}
-	if err := old.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "kept"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	migrations = all
+	path := createAtSchema(t, 3, store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "kept"})
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatalf("Open with migration 4: %v", err)

@@ -190,6 +190,30 @@ CREATE TABLE audit_log (
 
 CREATE INDEX audit_log_by_user ON audit_log (project_id, user_id, sk);
 `,
+	// 10: what the LLM calls cost: each session's sum (cost in
+	// nano-dollars, calls without a price), and the usage ledger, one row
+	// per user, day, model, API key and session, read by user and day
+	// range; it outlives the sessions it names.
+	`
+ALTER TABLE sessions ADD COLUMN cost_nanos INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE usage_ledger (
+	user_id             TEXT    NOT NULL,
+	day                 TEXT    NOT NULL,
+	model               TEXT    NOT NULL,
+	key_id              TEXT    NOT NULL,
+	project_id          TEXT    NOT NULL,
+	session_id          TEXT    NOT NULL,
+	llm_calls           INTEGER NOT NULL,
+	input_tokens        INTEGER NOT NULL,
+	cached_input_tokens INTEGER NOT NULL,
+	output_tokens       INTEGER NOT NULL,
+	cost_nanos          INTEGER NOT NULL,
+	unpriced_calls      INTEGER NOT NULL,
+	PRIMARY KEY (user_id, day, model, key_id, project_id, session_id)
+) WITHOUT ROWID;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

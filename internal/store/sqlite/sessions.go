@@ -15,7 +15,7 @@ import (
 const sessionCols = `project_id, thread_id, user_id, title, title_set_by_user, pinned,
 	message_count, llm_calls, input_tokens, output_tokens, total_tokens,
 	errors, aborted_turns, turns, tool_calls, metadata,
-	last_message_at, created_at, updated_at`
+	last_message_at, created_at, updated_at, cost_nanos, unpriced_calls`
 
 // keyWhere matches one session of its owner; its arguments are keyArgs.
 const keyWhere = `project_id = ? AND thread_id = ? AND user_id = ?`
@@ -34,7 +34,7 @@ func scanSession(row scanner) (*store.Session, error) {
 	err := row.Scan(&s.ProjectID, &s.ThreadID, &s.UserID, &s.Title, &titleByUser, &pinned,
 		&s.MessageCount, &s.LLMCallsCount, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
 		&s.Stats.Errors, &s.Stats.AbortedTurns, &s.Stats.Turns, &toolCalls, &metadata,
-		&lastMsg, &created, &updated)
+		&lastMsg, &created, &updated, &s.Stats.CostNanos, &s.Stats.UnpricedCalls)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (s *Store) encodeSession(sess *store.Session) (*sessionInsert, error) {
 	in.args = []any{sess.ProjectID, sess.ThreadID, sess.UserID, in.title, sess.TitleSetByUser, sess.Pinned,
 		sess.MessageCount, sess.LLMCallsCount, sess.InputTokens, sess.OutputTokens, sess.TotalTokens,
 		sess.Stats.Errors, sess.Stats.AbortedTurns, sess.Stats.Turns, toolCalls, metadata,
-		lastText, createdText, updatedText}
+		lastText, createdText, updatedText, sess.Stats.CostNanos, sess.Stats.UnpricedCalls}
 	return in, nil
 }
 
@@ -381,7 +381,7 @@ func (s *Store) addTurnStatsTx(ctx context.Context, tx *sql.Tx, k store.Key, d s
 	}
 	_, err = tx.StmtContext(ctx, s.ws.addTurnStats).ExecContext(ctx,
 		d.Messages, d.LLMCalls, d.InputTokens, d.OutputTokens, d.InputTokens+d.OutputTokens,
-		d.Errors, d.AbortedTurns, d.Turns, toolCallsText, s.nowText(), last, last,
+		d.Errors, d.AbortedTurns, d.Turns, toolCallsText, d.CostNanos, d.UnpricedCalls, s.nowText(), last, last,
 		k.ProjectID, k.ThreadID, k.UserID)
 	return err
 }

@@ -62,7 +62,7 @@ func (w *writeStmts) defs() []stmtDef {
 	return []stmtDef{
 		// A conflict inserts nothing: the caller reports store.ErrExists.
 		{"insert session", &w.insertSession, `INSERT INTO sessions (` + sessionCols + `, lease_owner, lease_until)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (project_id, thread_id) DO NOTHING`},
 		// The lease is free, the owner's, expired, or its holder ignored
 		// an abort requested at or before the grace cutoff (the last ?).
@@ -88,7 +88,7 @@ WHERE ` + keyWhere},
 	message_count = message_count + ?, llm_calls = llm_calls + ?,
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, total_tokens = total_tokens + ?,
 	errors = errors + ?, aborted_turns = aborted_turns + ?, turns = turns + ?,
-	tool_calls = ?, updated_at = ?,
+	tool_calls = ?, cost_nanos = cost_nanos + ?, unpriced_calls = unpriced_calls + ?, updated_at = ?,
 	last_message_at = CASE WHEN ? = '' THEN last_message_at ELSE ? END
 WHERE ` + keyWhere},
 		{"get session (writer)", &w.getSession, getSessionQuery},

@@ -77,7 +77,7 @@ func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error)
 		if err != nil {
 			return nil, fmt.Errorf("llm client: %w", err)
 		}
-		fallback = llm.NewStaticResolver(c)
+		fallback = llm.NewPricedResolver(c, cfg.OpenAIPrices)
 	}
 	return llmtrace.Resolver(userllm.New(userllm.Options{
 		Store: b.Store, Groups: groups, Secrets: b.Secrets, Fallback: fallback,
