@@ -69,6 +69,10 @@ func (t *tokenChunks) usageChunk(u Usage) []byte {
 	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	if u.CostUSD != "" {
+		b = append(b, `,"cost_usd":`...)
+		b = append(b, u.CostUSD...)
+	}
 	b = append(b, "}}"...)
 	t.buf = b
 	return b
