@@ -5,9 +5,6 @@ import (
 	"net"
 	"net/netip"
 	"time"
-
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
 )
 
 // Defaults and bounds of Options.
@@ -108,7 +105,7 @@ type stpKey struct {
 // use.
 type Analyzer struct {
 	o        Options
-	linkType layers.LinkType
+	linkType LinkType
 	dec      decoder
 	f        frame
 
@@ -152,7 +149,7 @@ type Analyzer struct {
 }
 
 // New returns an analyzer of packets of linkType.
-func New(linkType layers.LinkType, o Options) *Analyzer {
+func New(linkType LinkType, o Options) *Analyzer {
 	return &Analyzer{
 		o: o.withDefaults(), linkType: linkType, dec: decoder{linkType: linkType},
 		convs: map[convKey]*conv{}, names: map[string]string{},
@@ -178,12 +175,15 @@ func (a *Analyzer) Full() (bool, string) {
 
 // Add analyzes one packet; data is only read during the call. It
 // reports whether the filter kept the packet.
-func (a *Analyzer) Add(ci gopacket.CaptureInfo, data []byte) (kept bool) {
+func (a *Analyzer) Add(pi PacketInfo, data []byte) (kept bool) {
 	a.scanned++
-	a.f = frame{ts: ci.Timestamp, length: ci.Length}
+	a.f = frame{ts: pi.Timestamp, length: pi.Length}
 	f := &a.f
 	defer func() {
-		if recover() != nil { // a decoder we do not own failed on a crafted packet
+		// Every parser checks its lengths (the fuzz tests say so); should
+		// one still fail on a crafted packet, that packet is malformed,
+		// and the process goes on.
+		if recover() != nil {
 			a.malformed++
 			kept = false
 		}
@@ -314,7 +314,7 @@ func (a *Analyzer) arpPacket(f *frame) {
 		}
 	}
 	switch f.arpOp {
-	case layers.ARPRequest:
+	case arpRequest:
 		a.arpReq++
 		if f.arpSender == f.arpTarget {
 			a.arpGrat++
@@ -324,7 +324,7 @@ func (a *Analyzer) arpPacket(f *frame) {
 		if _, ok := a.arpAsks[k]; ok || len(a.arpAsks) < maxTable {
 			a.arpAsks[k]++
 		}
-	case layers.ARPReply:
+	case arpReply:
 		a.arpRep++
 		if len(a.arpReplied) < maxTable {
 			a.arpReplied[f.arpSender] = true

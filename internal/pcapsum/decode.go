@@ -4,9 +4,6 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"time"
-
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
 )
 
 // proto is a set of protocols found in a packet.
@@ -42,11 +39,30 @@ var protoNames = []struct {
 
 // Well-known values.
 const (
-	etherLLDP   = 0x88cc
-	ipProtoOSPF = 89
-	portBGP     = 179
-	snapCDP     = 0x2000
-	snapPVST    = 0x010b
+	etherIPv4  = 0x0800
+	etherARP   = 0x0806
+	etherDot1Q = 0x8100
+	etherQinQ  = 0x88a8
+	etherIPv6  = 0x86dd
+	etherLLDP  = 0x88cc
+	// etherLLC stands for an 802.3 length field (below 0x0600): an 802.2
+	// LLC header follows.
+	etherLLC     = 0
+	ipProtoTCP   = 6
+	ipProtoUDP   = 17
+	ipProtoICMP  = 1
+	ipProto6HBH  = 0
+	ipProtoICMP6 = 58
+	ipProtoOSPF  = 89
+	portBGP      = 179
+	snapCDP      = 0x2000
+	snapPVST     = 0x010b
+)
+
+// ARP operations.
+const (
+	arpRequest = 1
+	arpReply   = 2
 )
 
 // ciscoOUI is the SNAP organisation code of CDP and PVST+.
@@ -90,17 +106,11 @@ const (
 	tcpACK
 )
 
-// decoder decodes packets into frames, reusing its layers.
+// decoder decodes packets of one link type into frames. Every parser
+// checks a length before it reads, reads only what it was given, and
+// keeps no state: a packet it cannot read is "other", never a panic.
 type decoder struct {
-	linkType layers.LinkType
-	eth      layers.Ethernet
-	dot1q    layers.Dot1Q
-	ip4      layers.IPv4
-	ip6      layers.IPv6
-	tcp      layers.TCP
-	udp      layers.UDP
-	icmp4    layers.ICMPv4
-	icmp6    layers.ICMPv6
+	linkType LinkType
 }
 
 // decode fills f from data, as far as it can read it; what it cannot
@@ -108,9 +118,9 @@ type decoder struct {
 func (d *decoder) decode(data []byte, f *frame) {
 	f.vlan = -1
 	switch d.linkType {
-	case layers.LinkTypeEthernet:
-		d.ethernet(data, f)
-	case layers.LinkTypeC_HDLC: // address, control, protocol
+	case LinkTypeEthernet:
+		ethernet(data, f)
+	case LinkTypeCHDLC: // address, control, protocol
 		if len(data) < 4 {
 			f.protos |= pOther
 			return
@@ -121,8 +131,8 @@ func (d *decoder) decode(data []byte, f *frame) {
 			f.cdp = data[4:]
 			return
 		}
-		d.network(layers.EthernetType(et), data[4:], f)
-	case layers.LinkTypePPP, layers.LinkTypePPP_HDLC: // PPP in HDLC-like framing (DLT_PPP_SERIAL): ff 03 protocol
+		network(et, data[4:], f)
+	case LinkTypePPP, LinkTypePPPHDLC: // PPP in HDLC-like framing (DLT_PPP_SERIAL): ff 03 protocol
 		if len(data) >= 2 && data[0] == 0xff && data[1] == 0x03 {
 			data = data[2:]
 		}
@@ -132,63 +142,71 @@ func (d *decoder) decode(data []byte, f *frame) {
 		}
 		switch binary.BigEndian.Uint16(data[:2]) {
 		case 0x0021:
-			d.network(layers.EthernetTypeIPv4, data[2:], f)
+			network(etherIPv4, data[2:], f)
 		case 0x0057:
-			d.network(layers.EthernetTypeIPv6, data[2:], f)
+			network(etherIPv6, data[2:], f)
 		default:
 			f.protos |= pOther
 		}
-	case layers.LinkTypeRaw, 228: // raw IPv4 or IPv6
+	case LinkTypeRaw, LinkTypeIPv4: // raw IPv4 or IPv6
 		if len(data) > 0 && data[0]>>4 == 6 {
-			d.network(layers.EthernetTypeIPv6, data, f)
+			network(etherIPv6, data, f)
 		} else {
-			d.network(layers.EthernetTypeIPv4, data, f)
+			network(etherIPv4, data, f)
 		}
 	default:
 		f.protos |= pOther
 	}
 }
 
-func (d *decoder) ethernet(data []byte, f *frame) {
-	if d.eth.DecodeFromBytes(data, gopacket.NilDecodeFeedback) != nil {
+// ethernet reads an Ethernet II or 802.3 header (destination, source,
+// type or length) and up to two 802.1Q or 802.1ad tags.
+func ethernet(data []byte, f *frame) {
+	if len(data) < 14 {
 		f.protos |= pOther
 		return
 	}
 	f.hasMAC = true
-	copy(f.srcMAC[:], d.eth.SrcMAC)
-	copy(f.dstMAC[:], d.eth.DstMAC)
-	et, payload := d.eth.EthernetType, d.eth.Payload
+	copy(f.dstMAC[:], data[0:6])
+	copy(f.srcMAC[:], data[6:12])
+	et, payload := binary.BigEndian.Uint16(data[12:14]), data[14:]
+	if et < 0x0600 { // an 802.3 length: LLC follows, trailing padding is cut
+		if int(et) < len(payload) {
+			payload = payload[:et]
+		}
+		et = etherLLC
+	}
 	for range 2 { // 802.1Q, maybe stacked once
-		if et != layers.EthernetTypeDot1Q && et != layers.EthernetTypeQinQ {
+		if et != etherDot1Q && et != etherQinQ {
 			break
 		}
-		if d.dot1q.DecodeFromBytes(payload, gopacket.NilDecodeFeedback) != nil {
+		if len(payload) < 4 { // priority, DEI, VLAN id; type
 			f.protos |= pOther
 			return
 		}
 		f.protos |= pVLAN
 		if f.vlan < 0 {
-			f.vlan = int(d.dot1q.VLANIdentifier)
+			f.vlan = int(binary.BigEndian.Uint16(payload[0:2]) & 0x0fff)
 		}
-		et, payload = d.dot1q.Type, d.dot1q.Payload
+		et, payload = binary.BigEndian.Uint16(payload[2:4]), payload[4:]
 		if et < 0x0600 { // an 802.3 length: LLC follows
-			et = layers.EthernetTypeLLC
+			et = etherLLC
 		}
 	}
 	switch et {
-	case layers.EthernetTypeLLC:
-		d.llc(payload, f)
+	case etherLLC:
+		llc(payload, f)
 	case etherLLDP:
 		f.protos |= pLLDP
 		f.lldp = payload
 	default:
-		d.network(et, payload, f)
+		network(et, payload, f)
 	}
 }
 
 // llc reads an 802.2 LLC frame: a BPDU (DSAP 0x42), or SNAP carrying CDP
 // or PVST+.
-func (d *decoder) llc(b []byte, f *frame) {
+func llc(b []byte, f *frame) {
 	switch {
 	case len(b) >= 3 && b[0] == 0x42 && b[1] == 0x42:
 		f.protos |= pSTP
@@ -209,13 +227,13 @@ func (d *decoder) llc(b []byte, f *frame) {
 	}
 }
 
-// network reads an ARP, IPv4 or IPv6 packet.
-func (d *decoder) network(et layers.EthernetType, b []byte, f *frame) {
+// network reads an ARP, IPv4 or IPv6 packet of Ethernet type et.
+func network(et uint16, b []byte, f *frame) {
 	switch et {
-	case layers.EthernetTypeARP:
-		// Read by hand: gopacket's ARP decoder computes its length in a
-		// byte, which a crafted packet overflows.
-		if len(b) < 28 || binary.BigEndian.Uint16(b[0:2]) != 1 || binary.BigEndian.Uint16(b[2:4]) != 0x0800 || b[4] != 6 || b[5] != 4 {
+	case etherARP:
+		// Ethernet and IPv4 only: hardware type 1, protocol 0x0800,
+		// address sizes 6 and 4.
+		if len(b) < 28 || binary.BigEndian.Uint16(b[0:2]) != 1 || binary.BigEndian.Uint16(b[2:4]) != etherIPv4 || b[4] != 6 || b[5] != 4 {
 			f.protos |= pOther
 			return
 		}
@@ -224,79 +242,11 @@ func (d *decoder) network(et layers.EthernetType, b []byte, f *frame) {
 		copy(f.arpSenderMAC[:], b[8:14])
 		f.arpSender = netip.AddrFrom4([4]byte(b[14:18]))
 		f.arpTarget = netip.AddrFrom4([4]byte(b[24:28]))
-	case layers.EthernetTypeIPv4:
-		if d.ip4.DecodeFromBytes(b, gopacket.NilDecodeFeedback) != nil || len(d.ip4.SrcIP) != 4 || len(d.ip4.DstIP) != 4 {
-			f.protos |= pOther
-			return
-		}
-		f.protos |= pIPv4
-		f.src, f.dst = netip.AddrFrom4([4]byte(d.ip4.SrcIP)), netip.AddrFrom4([4]byte(d.ip4.DstIP))
-		f.ttl = d.ip4.TTL
-		if d.ip4.FragOffset != 0 {
-			return // a later fragment: no transport header
-		}
-		d.transport(uint8(d.ip4.Protocol), d.ip4.Payload, f)
-	case layers.EthernetTypeIPv6:
-		if d.ip6.DecodeFromBytes(b, gopacket.NilDecodeFeedback) != nil || len(d.ip6.SrcIP) != 16 || len(d.ip6.DstIP) != 16 {
-			f.protos |= pOther
-			return
-		}
-		f.protos |= pIPv6
-		f.src, f.dst = netip.AddrFrom16([16]byte(d.ip6.SrcIP)), netip.AddrFrom16([16]byte(d.ip6.DstIP))
-		f.ttl = d.ip6.HopLimit
-		d.transport(uint8(d.ip6.NextHeader), d.ip6.Payload, f)
+	case etherIPv4:
+		ipv4(b, f)
+	case etherIPv6:
+		ipv6(b, f)
 	default:
 		f.protos |= pOther
-	}
-}
-
-// transport reads TCP, UDP, ICMP, ICMPv6 and OSPF.
-func (d *decoder) transport(p uint8, b []byte, f *frame) {
-	switch layers.IPProtocol(p) {
-	case layers.IPProtocolTCP:
-		if d.tcp.DecodeFromBytes(b, gopacket.NilDecodeFeedback) != nil {
-			return
-		}
-		f.protos |= pTCP
-		f.sport, f.dport = uint16(d.tcp.SrcPort), uint16(d.tcp.DstPort)
-		f.tcpSeq, f.tcpPayload = d.tcp.Seq, len(d.tcp.Payload)
-		for _, fl := range []struct {
-			on  bool
-			bit uint8
-		}{{d.tcp.FIN, tcpFIN}, {d.tcp.SYN, tcpSYN}, {d.tcp.RST, tcpRST}, {d.tcp.PSH, tcpPSH}, {d.tcp.ACK, tcpACK}} {
-			if fl.on {
-				f.tcpFlags |= fl.bit
-			}
-		}
-		if f.sport == portBGP || f.dport == portBGP {
-			f.protos |= pBGP
-			f.bgp = d.tcp.Payload
-		}
-	case layers.IPProtocolUDP:
-		if d.udp.DecodeFromBytes(b, gopacket.NilDecodeFeedback) != nil {
-			return
-		}
-		f.protos |= pUDP
-		f.sport, f.dport = uint16(d.udp.SrcPort), uint16(d.udp.DstPort)
-	case layers.IPProtocolICMPv4:
-		if d.icmp4.DecodeFromBytes(b, gopacket.NilDecodeFeedback) != nil {
-			return
-		}
-		f.protos |= pICMP
-		f.icmpType, f.icmpCode = d.icmp4.TypeCode.Type(), d.icmp4.TypeCode.Code()
-		f.icmpID, f.icmpSeq = d.icmp4.Id, d.icmp4.Seq
-		f.icmpInner = d.icmp4.Payload
-	case layers.IPProtocolICMPv6:
-		if d.icmp6.DecodeFromBytes(b, gopacket.NilDecodeFeedback) != nil {
-			return
-		}
-		f.protos |= pICMP6
-		f.icmpType, f.icmpCode = d.icmp6.TypeCode.Type(), d.icmp6.TypeCode.Code()
-		if len(d.icmp6.Payload) >= 4 && (f.icmpType == 128 || f.icmpType == 129) {
-			f.icmpID, f.icmpSeq = binary.BigEndian.Uint16(d.icmp6.Payload[0:2]), binary.BigEndian.Uint16(d.icmp6.Payload[2:4])
-		}
-	case ipProtoOSPF:
-		f.protos |= pOSPF
-		f.ospf = b
 	}
 }

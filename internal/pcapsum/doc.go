@@ -6,13 +6,15 @@
 // NOTIFICATION, spanning-tree bridges and roles, CDP and LLDP neighbours,
 // TCP resets and retransmissions) and the first packets as short lines.
 //
-// Decoding is pure Go (gopacket's pcapgo and layers, plus small bounded
-// parsers of our own for OSPF, BGP, BPDUs, CDP and LLDP), streaming: one
-// packet at a time in a reused buffer, every table bounded, so a capture
-// of any size is read within a few hundred KiB. Everything in a capture
-// is untrusted: lengths are checked before every read, and the text a
-// device sends (CDP device ids, LLDP names) is cut short and stripped of
-// control characters.
+// Decoding is pure Go and our own: small bounded parsers of the classic
+// pcap format, Ethernet, 802.1Q, ARP, IPv4, IPv6, TCP, UDP, ICMP, OSPF,
+// BGP, BPDUs, CDP and LLDP (the general packet library they replaced,
+// whose init tables cost every process megabytes, is only the tests'
+// oracle), streaming: one packet at a time in a reused buffer, every
+// table bounded, so a capture of any size is read within a few hundred
+// KiB. Everything in a capture is untrusted: lengths are checked before
+// every read, and the text a device sends (CDP device ids, LLDP names)
+// is cut short and stripped of control characters.
 //
 // # Filter grammar
 //

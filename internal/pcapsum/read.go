@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/google/gopacket/pcapgo"
 )
 
 // maxSnaplen bounds the buffer of one packet, whatever the stream's
@@ -17,14 +15,15 @@ const maxSnaplen = 256 << 10
 // header (pcapng is not supported; GNS3 writes pcap).
 var ErrNotPcap = errors.New("not a pcap stream")
 
-// Read sums up the pcap stream r, one packet at a time, until it ends,
-// ctx ends (Stopped: StopContext; the caller closes r or cancels the
-// request under it to end a blocked read), the bounds of o are reached,
-// or the stream turns corrupt. Only a stream that is not pcap at all is
-// an error; a context that ends before the header is a summary of no
-// packets.
+// Read sums up the pcap stream r (the classic libpcap format, with
+// microsecond or nanosecond timestamps, in either byte order, maybe
+// gzipped), one packet at a time, until it ends, ctx ends (Stopped:
+// StopContext; the caller closes r or cancels the request under it to
+// end a blocked read), the bounds of o are reached, or the stream turns
+// corrupt. Only a stream that is not pcap at all is an error; a context
+// that ends before the header is a summary of no packets.
 func Read(ctx context.Context, r io.Reader, o Options) (Summary, error) {
-	pr, err := pcapgo.NewReader(r)
+	pr, err := newPcapReader(r, maxSnaplen)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Summary{Stopped: StopContext, Protocols: map[string]int{}, Findings: []string{}, Conversations: []Conversation{}, FirstPackets: []string{}}, nil
@@ -34,17 +33,14 @@ func Read(ctx context.Context, r io.Reader, o Options) (Summary, error) {
 		}
 		return Summary{}, fmt.Errorf("%w: %v", ErrNotPcap, err)
 	}
-	if s := pr.Snaplen(); s == 0 || s > maxSnaplen {
-		pr.SetSnaplen(maxSnaplen)
-	}
-	a := New(pr.LinkType(), o)
+	a := New(pr.linkType, o)
 	stopped := ""
 	for stopped == "" {
 		if ctx.Err() != nil {
 			stopped = StopContext
 			break
 		}
-		data, ci, err := pr.ZeroCopyReadPacketData()
+		data, pi, err := pr.next()
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -57,7 +53,7 @@ func Read(ctx context.Context, r io.Reader, o Options) (Summary, error) {
 			stopped = StopCorrupt
 			continue
 		}
-		a.Add(ci, data)
+		a.Add(pi, data)
 		if full, why := a.Full(); full {
 			stopped = why
 		}
