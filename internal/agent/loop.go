@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"agentchat/internal/approval"
+	"agentchat/internal/budget"
 	"agentchat/internal/llm"
 	"agentchat/internal/pricing"
 	"agentchat/internal/store"
@@ -137,8 +138,10 @@ func (t *tally) addCall(u llm.Usage, p pricing.Prices) {
 type loop struct {
 	rt     *Runtime
 	client llm.Client
-	// prices are the model's, for the cost of each call.
+	// prices are the model's, for the cost of each call; budget is the
+	// tightest budget of the run (the zero Limit: none).
 	prices pricing.Prices
+	budget budget.Limit
 	req    llm.Request
 	tools  map[string]Tool
 	// clientTools are tool names the client declared and runs itself.
@@ -282,6 +285,15 @@ func (l *loop) steps(ctx context.Context) (outcome, *llm.Result, error) {
 				return outFailed, res, err
 			}
 			return outFinal, res, nil
+		}
+		if l.overBudget() {
+			// The call is paid for; its tool calls are not run.
+			if res.Content != "" || res.Reasoning != "" {
+				if serr := l.rec.assistant(msgID, res, true); serr != nil {
+					l.rt.log.ErrorContext(ctx, "save the assistant message of a turn over budget", "err", serr)
+				}
+			}
+			return outFailed, res, l.budgetStop()
 		}
 
 		normalizeCalls(res.ToolCalls, l.rt.o.NewID)

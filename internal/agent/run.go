@@ -215,7 +215,7 @@ func (tr *turnRun) run() string {
 
 	tr.recordPolicy()
 	l := newLoop(t.r, t.llm.Client, su, tr.em, tr)
-	l.prices = t.llm.Prices
+	l.prices, l.budget = t.llm.Prices, t.budget
 	l.policy, l.canPause = t.policy, true
 	if len(t.awaiting) > 0 {
 		// Decide the calls that awaited a decision (or decline them all),

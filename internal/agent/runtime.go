@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"agentchat/internal/budget"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
 	"agentchat/internal/telemetry"
@@ -92,6 +93,17 @@ type Options struct {
 	// Metrics, when set, counts turns (started, and ended by outcome) and
 	// tool calls (METRICS=on).
 	Metrics *telemetry.Metrics
+	// Budgets, when set, refuses a turn whose user or API key has spent
+	// its budget (an error wrapping a *budget.ExceededError, before any
+	// LLM call), and stops a turn that spends what was left after the
+	// LLM call that crossed it.
+	Budgets BudgetChecker
+}
+
+// BudgetChecker tells what is left of the budgets that apply to a turn
+// (package budget's Checker).
+type BudgetChecker interface {
+	Left(ctx context.Context, userID, keyID string, key store.Budget) (budget.Limit, error)
 }
 
 // Runtime runs agent turns: the persisted project chat (StartTurn, Run) and

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"agentchat/internal/approval"
+	"agentchat/internal/budget"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
 )
@@ -39,8 +41,10 @@ type TurnRequest struct {
 	SlotPool string
 	MaxTurns int
 	// KeyID is the API key the caller presented (empty: none): the usage
-	// ledger counts the turn's LLM calls under it.
-	KeyID string
+	// ledger counts the turn's LLM calls under it; KeyBudget is that key's
+	// budget.
+	KeyID     string
+	KeyBudget store.Budget
 	// Approval is the approval policy asked for by the request ("off",
 	// "changes", "all"; empty: the session's, else the user's LLM
 	// configuration's, else off); a policy set here is recorded on the
@@ -64,8 +68,10 @@ type Turn struct {
 	r     *Runtime
 	req   TurnRequest
 	agent *Agent
-	// llm is the user's LLM configuration for the turn.
+	// llm is the user's LLM configuration for the turn; budget the
+	// tightest budget that applies to it (the zero Limit: none).
 	llm     llm.Resolved
+	budget  budget.Limit
 	session *store.Session
 	// created: the session was made by StartTurn, so it has no history.
 	created bool
@@ -145,6 +151,7 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	}
 	pool, n := r.slotsOf(req.Key.UserID, req.SlotPool, req.MaxTurns)
 	waitSlot := r.startTurnSlot(ctx, pool, t.owner, n)
+	waitBudget := r.startBudget(ctx, req.Key.UserID, req.KeyID, req.KeyBudget)
 	if req.Key.ThreadID == "" {
 		// A new session waits for both before anything else: the LLM is
 		// resolved here, beside the slot, not on a third goroutine.
@@ -153,18 +160,16 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 		go resolve()
 	}
 	var (
-		once       sync.Once
-		rerr, serr error
+		once             sync.Once
+		rerr, serr, berr error
 	)
 	t.ready = func() error {
 		once.Do(func() {
 			rerr = <-resolved
 			t.slot, serr = waitSlot()
+			t.budget, berr = waitBudget()
 		})
-		if rerr != nil {
-			return rerr
-		}
-		return serr
+		return cmp.Or(rerr, serr, berr)
 	}
 	oerr := t.open(ctx)
 	if err := t.ready(); err != nil {

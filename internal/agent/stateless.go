@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,8 +55,10 @@ type StatelessRequest struct {
 	SlotPool string
 	MaxTurns int
 	// KeyID is the API key the caller presented (empty: none): the usage
-	// ledger counts the run's LLM calls under it.
-	KeyID string
+	// ledger counts the run's LLM calls under it; KeyBudget is that key's
+	// budget.
+	KeyID     string
+	KeyBudget store.Budget
 }
 
 // StatelessResult is the outcome of a stateless run.
@@ -118,14 +121,13 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 	// taken while the LLM is resolved (one round trip for both).
 	pool, n := r.slotsOf(req.UserID, req.SlotPool, req.MaxTurns)
 	waitSlot := r.startTurnSlot(ctx, pool, r.o.NewID(), n)
+	waitBudget := r.startBudget(ctx, req.UserID, req.KeyID, req.KeyBudget)
 	a, conf, err := r.resolve(ctx, req.AgentID, req.UserID)
 	slot, serr := waitSlot()
 	defer slot.release(ctx)
-	if err != nil {
+	limit, berr := waitBudget()
+	if err := cmp.Or(err, serr, berr); err != nil {
 		return nil, err
-	}
-	if serr != nil {
-		return nil, serr
 	}
 	client := conf.Client
 	ctx, cancel := context.WithTimeoutCause(ctx, r.o.TurnTimeout, errTurnTimeout)
@@ -148,7 +150,7 @@ func (r *Runtime) RunStateless(ctx context.Context, req StatelessRequest, emit f
 		rec = auditRecorder{rt: r, userID: req.UserID, runID: r.o.NewID()}
 	}
 	l := newLoop(r, client, su, em, rec)
-	l.prices = conf.Prices
+	l.prices, l.budget = conf.Prices, limit
 	// No person can be asked here: with an approval policy, the calls that
 	// need approval are refused with a message for the model.
 	l.policy = approval.FromValue(conf.Approval)

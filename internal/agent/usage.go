@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 
+	"agentchat/internal/budget"
 	"agentchat/internal/store"
 )
 
@@ -28,4 +29,47 @@ func (r *Runtime) recordUsage(ctx context.Context, k store.UsageKey, t tally) {
 	if err != nil {
 		r.log.ErrorContext(ctx, "record usage in the ledger", "user", k.UserID, "session", k.SessionID, "err", err)
 	}
+}
+
+// startBudget starts the check of the budgets of a turn of userID through
+// keyID (key: its budget) beside the turn's other calls; its wait returns
+// the tightest budget and what is left of it (the zero Limit: none), or
+// an error wrapping a *budget.ExceededError when one is spent.
+func (r *Runtime) startBudget(ctx context.Context, userID, keyID string, key store.Budget) func() (budget.Limit, error) {
+	if r.o.Budgets == nil {
+		return func() (budget.Limit, error) { return budget.Limit{}, nil }
+	}
+	type answer struct {
+		l   budget.Limit
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		l, err := r.o.Budgets.Left(ctx, userID, keyID, key)
+		ch <- answer{l, err}
+	}()
+	return func() (budget.Limit, error) {
+		a := <-ch
+		return a.l, a.err
+	}
+}
+
+// overBudget reports whether the run spent what was left of its budget.
+func (l *loop) overBudget() bool {
+	if !l.budget.Set {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.used.costNanos >= l.budget.LeftNanos
+}
+
+// budgetStop is the error of a run stopped by its budget after an LLM
+// call that crossed it.
+func (l *loop) budgetStop() error {
+	l.mu.Lock()
+	cost := l.used.costNanos
+	l.mu.Unlock()
+	e := l.budget.Exceeded(cost)
+	return &userError{msg: e.Error() + " The answer was stopped after its last model call.", err: e}
 }

@@ -681,6 +681,8 @@ func entryPoints() map[string]func() lambdaapp.Func {
 		"apikeysfn.APIKeysList":                  apikeysfn.APIKeysList,
 		"apikeysfn.APIKeysUpdate":                apikeysfn.APIKeysUpdate,
 		"usagefn.UsageGet":                       usagefn.UsageGet,
+		"usagefn.BudgetGet":                      usagefn.BudgetGet,
+		"usagefn.BudgetSet":                      usagefn.BudgetSet,
 		"sessionsfn.ChatAbort":                   sessionsfn.ChatAbort,
 		"labchangesfn.ChatAudit":                 labchangesfn.ChatAudit,
 		"chatfn.ChatStream":                      chatfn.ChatStream,

@@ -60,7 +60,7 @@ func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver
 	routes = append(routes, ch.Routes()...)
 	routes = append(routes, gw.Routes()...)
 	routes = append(routes, keys.Routes()...)
-	routes = append(routes, usageapi.New(base.Store, usageapi.Options{Users: users}).Routes()...)
+	routes = append(routes, usageapi.New(base.Store, usageapi.Options{Users: users, AdminToken: base.Config.AdminToken, Auth: base.Auth}).Routes()...)
 	routes = append(routes, cfgs.Routes()...)
 	routes = append(routes, labChangesRoutes(base)...) // undo and audit
 	routes = append(routes, webui.Routes()...)         // the web console: GET / and /assets/

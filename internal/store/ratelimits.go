@@ -14,6 +14,8 @@ type KeyLimits struct {
 	RPM int
 	// TPM is how many tokens the key's requests use per minute.
 	TPM int
+	// Budget bounds what the key's LLM calls cost (zero: none).
+	Budget Budget
 }
 
 // APIKeyLimits changes the limits of API keys.

@@ -331,6 +331,7 @@ type Store interface {
 	SessionMetadata
 	AuditLog
 	UsageLedger
+	UserBudgets
 	// Close releases the store's resources.
 	Close() error
 }

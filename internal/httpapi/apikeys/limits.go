@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/pricing"
 	"agentchat/internal/store"
 )
 
@@ -25,6 +27,10 @@ type Limits struct {
 	MaxParallel *int `json:"max_parallel"`
 	RPM         *int `json:"rpm"`
 	TPM         *int `json:"tpm"`
+	// MaxBudgetUSD bounds what the key's LLM calls cost over
+	// BudgetPeriod ("day", "month", or null: ever).
+	MaxBudgetUSD *float64 `json:"max_budget_usd"`
+	BudgetPeriod *string  `json:"budget_period"`
 }
 
 func limitsOf(l store.KeyLimits) Limits {
@@ -34,7 +40,51 @@ func limitsOf(l store.KeyLimits) Limits {
 		}
 		return &n
 	}
-	return Limits{MaxParallel: opt(l.MaxParallel), RPM: opt(l.RPM), TPM: opt(l.TPM)}
+	out := Limits{MaxParallel: opt(l.MaxParallel), RPM: opt(l.RPM), TPM: opt(l.TPM)}
+	if l.Budget.Set() {
+		usd := pricing.USD(l.Budget.MaxNanos)
+		out.MaxBudgetUSD = &usd
+		if p := l.Budget.Period; p != store.BudgetTotal {
+			out.BudgetPeriod = &p
+		}
+	}
+	return out
+}
+
+// MaxBudgetUSD bounds a budget (USD).
+const MaxBudgetUSD = 1_000_000
+
+// ParseBudget reads max_budget_usd and budget_period as a client sends
+// them (raw JSON; absent: keep cur, null or 0: no budget): a number of
+// dollars from 0 to MaxBudgetUSD (at most nano-dollar precision) and
+// "day", "month" or null (ever). A refusal is a 422 naming the field.
+func ParseBudget(maxRaw, periodRaw json.RawMessage, cur store.Budget) (store.Budget, error) {
+	maxRaw, periodRaw = bytes.TrimSpace(maxRaw), bytes.TrimSpace(periodRaw)
+	if len(maxRaw) > 0 {
+		if string(maxRaw) == "null" {
+			cur = store.Budget{}
+		} else {
+			usd, err := strconv.ParseFloat(string(maxRaw), 64)
+			if err != nil || usd < 0 || usd > MaxBudgetUSD || maxRaw[0] == '"' {
+				return cur, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'max_budget_usd' must be a number of dollars between 0 (no budget) and %d, or null", MaxBudgetUSD)
+			}
+			cur.MaxNanos = int64(math.Round(usd * pricing.NanosPerUSD))
+		}
+	}
+	if len(periodRaw) > 0 {
+		var p *string
+		if err := json.Unmarshal(periodRaw, &p); err != nil || (p != nil && (*p == "" || !store.ValidBudgetPeriod(*p))) {
+			return cur, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'budget_period' must be \"day\", \"month\" or null (no period: every day counts)")
+		}
+		cur.Period = ""
+		if p != nil {
+			cur.Period = *p
+		}
+	}
+	if !cur.Set() {
+		cur = store.Budget{}
+	}
+	return cur, nil
 }
 
 // LimitsRequest sets a key's limits, at creation or with PATCH: each
@@ -45,6 +95,9 @@ type LimitsRequest struct {
 	MaxParallel json.RawMessage `json:"max_parallel"`
 	RPM         json.RawMessage `json:"rpm"`
 	TPM         json.RawMessage `json:"tpm"`
+	// MaxBudgetUSD and BudgetPeriod set the key's budget (ParseBudget).
+	MaxBudgetUSD json.RawMessage `json:"max_budget_usd"`
+	BudgetPeriod json.RawMessage `json:"budget_period"`
 }
 
 // apply returns cur changed by the fields of req that are present.
@@ -73,6 +126,11 @@ func (req *LimitsRequest) apply(cur store.KeyLimits) (store.KeyLimits, error) {
 		}
 		*f.dst = int(n)
 	}
+	b, err := ParseBudget(req.MaxBudgetUSD, req.BudgetPeriod, cur.Budget)
+	if err != nil {
+		return cur, err
+	}
+	cur.Budget = b
 	return cur, nil
 }
 
@@ -126,7 +184,7 @@ func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) error {
 	}
 	k.Limits = next
 	httpapi.Logger(r.Context()).InfoContext(r.Context(), "api key limits changed", "key_id", keyID,
-		"max_parallel", next.MaxParallel, "rpm", next.RPM, "tpm", next.TPM)
+		"max_parallel", next.MaxParallel, "rpm", next.RPM, "tpm", next.TPM, "budget_nanos", next.Budget.MaxNanos, "budget_period", next.Budget.Period)
 	httpapi.WriteJSON(w, http.StatusOK, keyOf(k, h.o.Now()))
 	return nil
 }
@@ -134,5 +192,16 @@ func (h *Handlers) setLimits(w http.ResponseWriter, r *http.Request) error {
 // raises reports whether next lifts any bound of cur (0 is no bound).
 func raises(cur, next store.KeyLimits) bool {
 	up := func(a, b int) bool { return a > 0 && (b == 0 || b > a) }
-	return up(cur.MaxParallel, next.MaxParallel) || up(cur.RPM, next.RPM) || up(cur.TPM, next.TPM)
+	return up(cur.MaxParallel, next.MaxParallel) || up(cur.RPM, next.RPM) || up(cur.TPM, next.TPM) || budgetRaised(cur.Budget, next.Budget)
+}
+
+// budgetRaised reports whether next lets a key spend more than cur: a
+// budget removed or raised, or a period that counts less (a total counts
+// everything, a month more than a day).
+func budgetRaised(cur, next store.Budget) bool {
+	if !cur.Set() {
+		return false
+	}
+	rank := map[string]int{store.BudgetDay: 0, store.BudgetMonth: 1, store.BudgetTotal: 2}
+	return !next.Set() || next.MaxNanos > cur.MaxNanos || rank[next.Period] < rank[cur.Period]
 }

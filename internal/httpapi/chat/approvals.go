@@ -102,6 +102,7 @@ func (h *Handlers) approvals(w http.ResponseWriter, r *http.Request) {
 		AgentID:   h.o.AgentID,
 		Decisions: decisions,
 		KeyID:     id.KeyID,
+		KeyBudget: id.KeyLimits.Budget,
 	}
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
 		tr.SlotPool, tr.MaxTurns = agent.KeySlotPool(id.KeyID), id.KeyLimits.MaxParallel

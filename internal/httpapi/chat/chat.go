@@ -19,6 +19,7 @@ import (
 	"agentchat/internal/agents"
 	"agentchat/internal/approval"
 	"agentchat/internal/auth"
+	"agentchat/internal/budget"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/llm"
@@ -212,6 +213,7 @@ func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
 		// Declining pending calls: only with a message.
 		RejectPending: req.rejectAll,
 		KeyID:         id.KeyID,
+		KeyBudget:     id.KeyLimits.Budget,
 	}
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
 		// An API key's own max_parallel replaces the user's turn cap.
@@ -252,8 +254,14 @@ func startError(sessionID string, err error) error {
 		ce   *llm.ConfigError
 		held *store.LeaseHeldError
 		full *store.TurnSlotsFullError
+		over *budget.ExceededError
 	)
 	switch {
+	case errors.As(err, &over):
+		// 402, not 429: nothing will change by waiting a moment (no
+		// Retry-After to honour), and the GNS3 web UI shows the message of
+		// any failed status as it is.
+		return httpapi.Errorf(http.StatusPaymentRequired, "%s", over.Error())
 	case errors.As(err, &ce):
 		return httpapi.Errorf(http.StatusBadRequest, "%s", ce.Message)
 	case errors.Is(err, llm.ErrNotConfigured):

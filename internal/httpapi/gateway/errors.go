@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/budget"
 	"agentchat/internal/contextwin"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/llm"
@@ -175,7 +176,12 @@ func runError(err error) *apiError {
 	var ce *llm.ConfigError
 	var tle *contextwin.TooLargeError
 	var full *store.TurnSlotsFullError
+	var spent *budget.ExceededError
 	switch {
+	case errors.As(err, &spent):
+		// OpenAI's answer to a spent quota: a 429 that retrying cannot help.
+		return &apiError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
+			Message: spent.Error(), NoRetry: true}
 	case errors.As(err, &full):
 		// Nothing ran: the SDKs' own retry of a 429 (after Retry-After)
 		// is welcome.

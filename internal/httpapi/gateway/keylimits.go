@@ -142,7 +142,7 @@ func rateLimited(what string, limit int, used int64, reset time.Duration) *apiEr
 // user's (MAX_TURNS_PER_USER does not apply to it).
 func keySlots(r *http.Request, req *agent.StatelessRequest) {
 	id, _ := auth.FromContext(r.Context())
-	req.KeyID = id.KeyID
+	req.KeyID, req.KeyBudget = id.KeyID, id.KeyLimits.Budget
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 {
 		req.SlotPool, req.MaxTurns = agent.KeySlotPool(id.KeyID), id.KeyLimits.MaxParallel
 	}

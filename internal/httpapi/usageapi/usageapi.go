@@ -33,25 +33,50 @@ type Options struct {
 	Now func() time.Time
 	// Users resolves {user_id} (nil: "me" and the caller's id only).
 	Users *userpath.Resolver
+	// AdminToken (ADMIN_TOKEN; empty: nobody) sets users' budgets; Auth
+	// authenticates the other callers of the budget routes, which
+	// authenticate themselves.
+	AdminToken string
+	Auth       httpapi.Authenticator
 }
 
-// Handlers serves the usage route.
+// Store is what the handlers read and write.
+type Store interface {
+	store.UsageLedger
+	store.UserBudgets
+}
+
+// Handlers serves the usage and budget routes.
 type Handlers struct {
-	ledger store.UsageLedger
-	o      Options
+	ledger  store.UsageLedger
+	budgets store.UserBudgets
+	o       Options
 }
 
-// New returns the usage handlers over ledger.
-func New(ledger store.UsageLedger, o Options) *Handlers {
+// New returns the usage handlers over st.
+func New(st Store, o Options) *Handlers {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Handlers{ledger: ledger, o: o}
+	return &Handlers{ledger: st, budgets: st, o: o}
 }
 
-// Routes returns the usage route.
+// Routes returns the usage route and the budget routes.
 func (h *Handlers) Routes() []httpapi.Route {
+	return append(h.UsageRoutes(), h.BudgetRoutes()...)
+}
+
+// UsageRoutes returns GET PathUsage.
+func (h *Handlers) UsageRoutes() []httpapi.Route {
 	return []httpapi.Route{{Method: http.MethodGet, Path: PathUsage, Handler: httpapi.HandlerFunc(h.get).ServeHTTP}}
+}
+
+// BudgetRoutes returns GET and PUT PathBudget.
+func (h *Handlers) BudgetRoutes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodGet, Path: PathBudget, Handler: httpapi.HandlerFunc(h.getBudget).ServeHTTP, Public: true},
+		{Method: http.MethodPut, Path: PathBudget, Handler: httpapi.HandlerFunc(h.putBudget).ServeHTTP, Public: true},
+	}
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request) error {

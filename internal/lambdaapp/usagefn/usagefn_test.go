@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +110,33 @@ func TestLedgerOnDynamoDB(t *testing.T) {
 	sess, err := chat.Store.GetSession(t.Context(), store.Key{ProjectID: "p1", UserID: "alice", ThreadID: sid})
 	if err != nil || sess.Stats.CostNanos != projectCost || sess.Stats.UnpricedCalls != 0 {
 		t.Fatalf("session stats: %+v, %v; want %d nanos", sess.Stats, err, projectCost)
+	}
+
+	// A monthly budget below what alice spent, set by the admin through
+	// budget-set: both the project chat and /v1 refuse her before any LLM
+	// call.
+	set := fx(usagefn.Funcs(), "budget-set")
+	admin := map[string]string{"Authorization": "Bearer " + lambdatest.AdminToken, "Content-Type": "application/json"}
+	if r := set.API("PUT "+usageapi.PathBudget, "/v3/access/users/alice/budget", admin, `{"max_budget_usd": 0.001, "budget_period": "month"}`); r.Status != http.StatusOK {
+		t.Fatalf("budget-set: %d %s", r.Status, r.Body)
+	}
+	if r := set.API("PUT "+usageapi.PathBudget, "/v3/access/users/alice/budget", alice, `{"max_budget_usd": 9}`); r.Status != http.StatusForbidden {
+		t.Fatalf("budget-set by alice herself: %d %s", r.Status, r.Body)
+	}
+	n := len(llm.Requests())
+	resp = chat.Stream(http.MethodPost, "/v3/projects/p1/chat/stream", alice, `{"message":"more","session_id":"`+sid+`"}`)
+	if resp.StatusCode != http.StatusPaymentRequired || !strings.Contains(string(resp.Body), "Your monthly budget of $0.001 is spent") {
+		t.Fatalf("a project turn over budget: %d %s", resp.StatusCode, resp.Body)
+	}
+	resp = openai.Stream(http.MethodPost, "/v1/chat/completions", alice, `{"model":"naked","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(resp.Body), `"insufficient_quota"`) {
+		t.Fatalf("/v1 over budget: %d %s", resp.StatusCode, resp.Body)
+	}
+	if len(llm.Requests()) != n {
+		t.Fatalf("the LLM was called over budget")
+	}
+	get := fx(usagefn.Funcs(), "budget-get")
+	if r := get.API("GET "+usageapi.PathBudget, "/v3/access/users/me/budget", alice, ""); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"left_usd":0`) {
+		t.Fatalf("budget-get: %d %s", r.Status, r.Body)
 	}
 }

@@ -18,6 +18,7 @@
 //	turn slot      PK=U#{user}                SK=TURNSLOT#{slot:04d}       (owner, expires_at, ttl)
 //	session count  PK=U#{user}                SK=COUNT#SESSIONS            (n; see limits.go)
 //	audit entry    PK=P#{project}#AUDIT       SK={at}#{id}                 (append-only; see audit.go)
+//	user budget    PK=U#{user}                SK=BUDGET                    (budget_nanos, budget_period)
 //	usage row      PK=U#{user}                SK=USAGE#{day}#{model}#{key}#{project}#{session} (counters; see usage.go)
 //
 // Key components are escaped ('%' → "%25", '#' → "%23") so that no id can

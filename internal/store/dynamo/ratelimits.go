@@ -32,6 +32,7 @@ func putLimits(it item, l store.KeyLimits) {
 			it[name] = avN(int64(vals[i]))
 		}
 	}
+	putBudget(it, l.Budget)
 }
 
 // getLimits reads the limits of an API key item.
@@ -43,7 +44,11 @@ func getLimits(it item) (store.KeyLimits, error) {
 			return store.KeyLimits{}, err
 		}
 	}
-	return store.KeyLimits{MaxParallel: int(out[0]), RPM: int(out[1]), TPM: int(out[2])}, nil
+	b, err := getBudget(it)
+	if err != nil {
+		return store.KeyLimits{}, err
+	}
+	return store.KeyLimits{MaxParallel: int(out[0]), RPM: int(out[1]), TPM: int(out[2]), Budget: b}, nil
 }
 
 // SetAPIKeyLimits implements store.APIKeyLimits: the user's item, then
@@ -75,6 +80,13 @@ func (s *Store) SetAPIKeyLimits(ctx context.Context, userID, keyID string, l sto
 		} else {
 			remove += sep(remove) + ref
 		}
+	}
+	names["#bn"], names["#bp"] = kBudgetNanos, kBudgetPeriod
+	if l.Budget.Set() {
+		values[":bn"], values[":bp"] = avN(l.Budget.MaxNanos), avS(l.Budget.Period)
+		set += sep(set) + "#bn = :bn, #bp = :bp"
+	} else {
+		remove += sep(remove) + "#bn, #bp"
 	}
 	expr := ""
 	if set != "" {

@@ -10,7 +10,7 @@ import (
 	"agentchat/internal/store"
 )
 
-const apiKeyCols = `id, user_id, name, hash, prefix, created_at, expires_at, revoked_at, last_used, max_parallel, rpm, tpm`
+const apiKeyCols = `id, user_id, name, hash, prefix, created_at, expires_at, revoked_at, last_used, max_parallel, rpm, tpm, budget_nanos, budget_period`
 
 func scanAPIKey(row scanner) (*store.APIKey, error) {
 	var (
@@ -18,7 +18,7 @@ func scanAPIKey(row scanner) (*store.APIKey, error) {
 		created, expires, revoked, lastUse string
 	)
 	if err := row.Scan(&k.ID, &k.UserID, &k.Name, &k.Hash, &k.Prefix, &created, &expires, &revoked, &lastUse,
-		&k.Limits.MaxParallel, &k.Limits.RPM, &k.Limits.TPM); err != nil {
+		&k.Limits.MaxParallel, &k.Limits.RPM, &k.Limits.TPM, &k.Limits.Budget.MaxNanos, &k.Limits.Budget.Period); err != nil {
 		return nil, err
 	}
 	var err error
@@ -58,9 +58,9 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 		}
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`, k.ID, k.UserID, k.Name, k.Hash, k.Prefix, times[0], times[1], times[2], times[3],
-			k.Limits.MaxParallel, k.Limits.RPM, k.Limits.TPM)
+			k.Limits.MaxParallel, k.Limits.RPM, k.Limits.TPM, k.Limits.Budget.MaxNanos, k.Limits.Budget.Period)
 		if err := oneRow(res, err, store.ErrExists); err != nil {
 			return err
 		}

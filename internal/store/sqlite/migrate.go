@@ -214,6 +214,18 @@ CREATE TABLE usage_ledger (
 	PRIMARY KEY (user_id, day, model, key_id, project_id, session_id)
 ) WITHOUT ROWID;
 `,
+	// 11: budgets (store.Budget): an API key's, beside its limits, and a
+	// user's, set by an administrator.
+	`
+ALTER TABLE api_keys ADD COLUMN budget_nanos INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_keys ADD COLUMN budget_period TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE user_budgets (
+	user_id       TEXT    NOT NULL PRIMARY KEY,
+	budget_nanos  INTEGER NOT NULL,
+	budget_period TEXT    NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -13,8 +13,8 @@ import (
 // SetAPIKeyLimits implements store.APIKeyLimits.
 func (s *Store) SetAPIKeyLimits(ctx context.Context, userID, keyID string, l store.KeyLimits) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET max_parallel = ?, rpm = ?, tpm = ? WHERE user_id = ? AND id = ?`,
-			l.MaxParallel, l.RPM, l.TPM, userID, keyID)
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET max_parallel = ?, rpm = ?, tpm = ?, budget_nanos = ?, budget_period = ? WHERE user_id = ? AND id = ?`,
+			l.MaxParallel, l.RPM, l.TPM, l.Budget.MaxNanos, l.Budget.Period, userID, keyID)
 		return oneRow(res, err, store.ErrNotFound)
 	})
 	if err != nil {

@@ -20,6 +20,42 @@ func RunUsage(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("UsageConcurrent", func(t *testing.T) { testUsageConcurrent(t, newStore(t)) })
 	t.Run("UsageBadKey", func(t *testing.T) { testUsageBadKey(t, newStore(t)) })
 	t.Run("UsageSessionStats", func(t *testing.T) { testUsageSessionStats(t, newStore(t)) })
+	t.Run("Budgets", func(t *testing.T) { testBudgets(t, newStore(t)) })
+}
+
+// testBudgets: a user's budget is set, replaced and removed; an API key's
+// is set at creation and changed with its limits, and authentication
+// reads it.
+func testBudgets(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	user := "u-" + uuid.NewString()
+	if b, err := s.UserBudget(ctx, user); err != nil || b.Set() {
+		t.Fatalf("budget of a new user: %+v, %v; want none", b, err)
+	}
+	for _, want := range []store.Budget{{MaxNanos: 5e9, Period: store.BudgetMonth}, {MaxNanos: 1, Period: store.BudgetTotal}, {}} {
+		noErr(t, "set user budget", s.SetUserBudget(ctx, user, want))
+		if got, err := s.UserBudget(ctx, user); err != nil || got != want {
+			t.Fatalf("user budget = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	k := &store.APIKey{ID: uuid.NewString(), UserID: user, Name: "k", Hash: uuid.NewString(), Prefix: "ack_x",
+		CreatedAt: time.Now().UTC().Truncate(time.Second), Limits: store.KeyLimits{RPM: 5, Budget: store.Budget{MaxNanos: 2e9, Period: store.BudgetDay}}}
+	noErr(t, "create key", s.CreateAPIKey(ctx, k))
+	got, err := s.APIKeyByHash(ctx, k.Hash)
+	noErr(t, "by hash", err)
+	if got.Limits != k.Limits {
+		t.Fatalf("key limits at creation = %+v, want %+v", got.Limits, k.Limits)
+	}
+	for _, want := range []store.KeyLimits{{Budget: store.Budget{MaxNanos: 7, Period: store.BudgetMonth}}, {TPM: 9}} {
+		noErr(t, "set key limits", s.SetAPIKeyLimits(ctx, user, k.ID, want))
+		got, err := s.APIKeyByHash(ctx, k.Hash)
+		noErr(t, "by hash", err)
+		list, err := s.ListAPIKeys(ctx, user)
+		noErr(t, "list keys", err)
+		if got.Limits != want || len(list) != 1 || list[0].Limits != want {
+			t.Fatalf("key limits = %+v (listed %+v), want %+v", got.Limits, list, want)
+		}
+	}
 }
 
 // testUsageAddAndRange: adds to one row sum; rows are apart by every part

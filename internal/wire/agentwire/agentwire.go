@@ -12,6 +12,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/agents"
+	"agentchat/internal/budget"
 	"agentchat/internal/config"
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi/llmconfigs"
@@ -136,6 +137,7 @@ func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
 		return nil, err
 	}
 	rt := agent.NewRuntime(agent.Options{
+		Budgets:     budget.Checker{Store: b.Store},
 		Store:       b.Store,
 		Agents:      reg,
 		LLM:         res,

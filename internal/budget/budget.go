@@ -1,0 +1,187 @@
+// Package budget checks the spending limits of users and API keys
+// (store.Budget) against the usage ledger: how much of the tightest
+// budget that applies to a turn is left, and the error of a budget spent.
+// A budget counts the priced LLM calls only: the cost of a model without
+// prices is unknown (see package pricing).
+package budget
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"agentchat/internal/pricing"
+	"agentchat/internal/store"
+)
+
+// Whose budget a Limit or an ExceededError is.
+const (
+	OfUser = "user"
+	OfKey  = "key"
+)
+
+// Limit is the tightest budget that applies to a turn; the zero value is
+// none.
+type Limit struct {
+	// Set is true when a budget applies.
+	Set bool
+	// LeftNanos is what is left of it, in nano-dollars (> 0).
+	LeftNanos int64
+	// Of says whose budget it is (OfUser, OfKey), Budget which it is, and
+	// SpentNanos what its period had spent when the turn started.
+	Of         string
+	Budget     store.Budget
+	SpentNanos int64
+}
+
+// Exceeded returns the error of this budget once a turn spent cost
+// nano-dollars of it.
+func (l Limit) Exceeded(cost int64) *ExceededError {
+	return &ExceededError{Of: l.Of, Budget: l.Budget, SpentNanos: l.SpentNanos + cost}
+}
+
+// ExceededError is a budget that is spent.
+type ExceededError struct {
+	Of         string
+	Budget     store.Budget
+	SpentNanos int64
+}
+
+// Error says which budget is spent, for the person: the amount, the
+// period and what was spent.
+func (e *ExceededError) Error() string {
+	whose := "Your"
+	if e.Of == OfKey {
+		whose = "This API key's"
+	}
+	period := ""
+	switch e.Budget.Period {
+	case store.BudgetDay:
+		period = " daily"
+	case store.BudgetMonth:
+		period = " monthly"
+	}
+	return fmt.Sprintf("%s%s budget of $%s is spent ($%s used%s).%s", whose, period,
+		dollars(e.Budget.MaxNanos), dollars(e.SpentNanos), since(e.Budget.Period), renews(e.Budget.Period))
+}
+
+// renews says when a budget of period starts again.
+func renews(period string) string {
+	switch period {
+	case store.BudgetDay:
+		return " It renews at midnight UTC."
+	case store.BudgetMonth:
+		return " It renews on the first day of next month (UTC)."
+	}
+	return ""
+}
+
+func since(period string) string {
+	switch period {
+	case store.BudgetDay:
+		return " today, UTC"
+	case store.BudgetMonth:
+		return " this month, UTC"
+	}
+	return ""
+}
+
+// dollars formats nano-dollars with at least two decimals, at most six.
+func dollars(n int64) string {
+	s := fmt.Sprintf("%.6f", pricing.USD(n))
+	for len(s) > 0 && s[len(s)-1] == '0' && s[len(s)-3] != '.' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// Window returns the days (store.DayLayout, UTC) a budget of period counts
+// at now: today, this month so far, or every day.
+func Window(period string, now time.Time) (from, to string) {
+	now = now.UTC()
+	to = now.Format(store.DayLayout)
+	switch period {
+	case store.BudgetDay:
+		return to, to
+	case store.BudgetMonth:
+		return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).Format(store.DayLayout), to
+	}
+	return "0000-01-01", to
+}
+
+// Store is what a Checker reads.
+type Store interface {
+	store.UsageLedger
+	store.UserBudgets
+}
+
+// Checker checks budgets against the ledger of its store.
+type Checker struct {
+	Store Store
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Left returns the tightest of the user's budget and the key's (keyID,
+// with key its budget as authentication read it) with what is left of
+// it, the zero Limit when neither is set, or an *ExceededError when one
+// is spent. Cost: the user's budget read, and one range read of the
+// user's ledger when a budget is set.
+func (c Checker) Left(ctx context.Context, userID, keyID string, key store.Budget) (Limit, error) {
+	user, err := c.Store.UserBudget(ctx, userID)
+	if err != nil {
+		return Limit{}, fmt.Errorf("check budgets: %w", err)
+	}
+	if keyID == "" {
+		key = store.Budget{}
+	}
+	if !user.Set() && !key.Set() {
+		return Limit{}, nil
+	}
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	type budget struct {
+		of       string
+		b        store.Budget
+		from, to string
+		spent    int64
+	}
+	var bs []budget
+	first := ""
+	for _, x := range []struct {
+		of string
+		b  store.Budget
+	}{{OfUser, user}, {OfKey, key}} {
+		if !x.b.Set() {
+			continue
+		}
+		from, to := Window(x.b.Period, now)
+		bs = append(bs, budget{of: x.of, b: x.b, from: from, to: to})
+		if first == "" || from < first {
+			first = from
+		}
+	}
+	rows, err := c.Store.ListUsage(ctx, userID, first, now.UTC().Format(store.DayLayout))
+	if err != nil {
+		return Limit{}, fmt.Errorf("check budgets: %w", err)
+	}
+	for i := range bs {
+		for _, r := range rows {
+			if r.Day >= bs[i].from && r.Day <= bs[i].to && (bs[i].of == OfUser || r.KeyID == keyID) {
+				bs[i].spent += r.CostNanos
+			}
+		}
+	}
+	var tightest Limit
+	for _, b := range bs {
+		if b.spent >= b.b.MaxNanos {
+			return Limit{}, &ExceededError{Of: b.of, Budget: b.b, SpentNanos: b.spent}
+		}
+		if left := b.b.MaxNanos - b.spent; !tightest.Set || left < tightest.LeftNanos {
+			tightest = Limit{Set: true, LeftNanos: left, Of: b.of, Budget: b.b, SpentNanos: b.spent}
+		}
+	}
+	return tightest, nil
+}

@@ -1,0 +1,41 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"agentchat/internal/store"
+)
+
+// SetUserBudget implements store.UserBudgets.
+func (s *Store) SetUserBudget(ctx context.Context, userID string, b store.Budget) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if !b.Set() {
+			_, err := tx.ExecContext(ctx, `DELETE FROM user_budgets WHERE user_id = ?`, userID)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO user_budgets (user_id, budget_nanos, budget_period) VALUES (?, ?, ?)
+ON CONFLICT (user_id) DO UPDATE SET budget_nanos = excluded.budget_nanos, budget_period = excluded.budget_period`,
+			userID, b.MaxNanos, b.Period)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set budget of user %s: %w", userID, err)
+	}
+	return nil
+}
+
+// UserBudget implements store.UserBudgets.
+func (s *Store) UserBudget(ctx context.Context, userID string) (store.Budget, error) {
+	var b store.Budget
+	err := s.r.QueryRowContext(ctx, `SELECT budget_nanos, budget_period FROM user_budgets WHERE user_id = ?`, userID).Scan(&b.MaxNanos, &b.Period)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Budget{}, nil
+	}
+	if err != nil {
+		return store.Budget{}, fmt.Errorf("budget of user %s: %w", userID, err)
+	}
+	return b, nil
+}
