@@ -27,10 +27,17 @@ ON CONFLICT (user_id) DO UPDATE SET budget_nanos = excluded.budget_nanos, budget
 	return nil
 }
 
+// userBudgetQuery reads a user's budget.
+const userBudgetQuery = `SELECT budget_nanos, budget_period FROM user_budgets WHERE user_id = ?`
+
 // UserBudget implements store.UserBudgets.
 func (s *Store) UserBudget(ctx context.Context, userID string) (store.Budget, error) {
 	var b store.Budget
-	err := s.r.QueryRowContext(ctx, `SELECT budget_nanos, budget_period FROM user_budgets WHERE user_id = ?`, userID).Scan(&b.MaxNanos, &b.Period)
+	st, err := s.userBudget.get(ctx, s.r)
+	if err != nil {
+		return store.Budget{}, fmt.Errorf("budget of user %s: %w", userID, err)
+	}
+	err = st.QueryRowContext(ctx, userID).Scan(&b.MaxNanos, &b.Period)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Budget{}, nil
 	}

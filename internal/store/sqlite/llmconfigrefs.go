@@ -44,14 +44,22 @@ ON CONFLICT (user_id) DO UPDATE SET group_id = excluded.group_id, config_id = ex
 	return out, nil
 }
 
-// DefaultLLMConfigRef implements store.LLMConfigs with one query.
+// defaultLLMConfigRefQuery reads the group configuration a user's default
+// names.
+const defaultLLMConfigRefQuery = llmConfigSelect + `
+JOIN llm_config_default_refs r ON r.ref_kind = c.owner_kind AND r.group_id = c.owner_id AND r.config_id = c.config_id
+WHERE r.user_id = ?`
+
+// DefaultLLMConfigRef implements store.LLMConfigs with one prepared query.
 func (s *Store) DefaultLLMConfigRef(ctx context.Context, userID string) (*store.LLMConfig, error) {
 	if userID == "" {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
-	c, err := scanLLMConfig(s.r.QueryRowContext(ctx, llmConfigSelect+`
-JOIN llm_config_default_refs r ON r.ref_kind = c.owner_kind AND r.group_id = c.owner_id AND r.config_id = c.config_id
-WHERE r.user_id = ?`, userID))
+	st, err := s.defaultLLMConfigRef.get(ctx, s.r)
+	if err != nil {
+		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+	}
+	c, err := scanLLMConfig(st.QueryRowContext(ctx, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}

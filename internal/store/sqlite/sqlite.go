@@ -41,8 +41,15 @@ type Store struct {
 	r  *sql.DB // query-only reader connections
 	ws writeStmts
 	rs readStmts
-	// defaultLLMConfig is prepared at its first use (see lazyStmt).
-	defaultLLMConfig *lazyStmt
+	// defaultLLMConfig and the statements below are prepared at their
+	// first use (see lazyStmt): each runs on every turn, where parsing it
+	// cost more than running it. addUsage is prepared on the writer.
+	defaultLLMConfig    *lazyStmt
+	defaultLLMConfigRef *lazyStmt
+	userBudget          *lazyStmt
+	addUsage            *lazyStmt
+	// ledger commits the usage ledger's adds in groups (ledgerwriter.go).
+	ledger *ledgerWriter
 	// configs caches the owners' default LLM configurations.
 	configs configCache
 	// history caches the ends of the sessions' histories (OpenTurn).
@@ -109,6 +116,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s := &Store{w: w, now: time.Now}
 	// The caller's effective LLM configuration is read on every turn:
 	// parsing its join cost more than running it.
+	s.defaultLLMConfigRef = &lazyStmt{name: "default llm config ref", query: defaultLLMConfigRefQuery}
+	s.userBudget = &lazyStmt{name: "user budget", query: userBudgetQuery}
+	s.addUsage = &lazyStmt{name: "add usage", query: addUsageQuery}
 	s.defaultLLMConfig = &lazyStmt{name: "default llm config", query: llmConfigSelect + `
 WHERE d.owner_kind = ? AND d.owner_id = ?`}
 	for _, o := range opts {
@@ -149,12 +159,14 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		_ = r.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	s.ledger = startLedgerWriter(s.commitUsage)
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.defaultLLMConfig.close(), closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
+	s.ledger.close()
+	return errors.Join(s.defaultLLMConfig.close(), s.defaultLLMConfigRef.close(), s.userBudget.close(), s.addUsage.close(), closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the writer).

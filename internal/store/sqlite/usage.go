@@ -8,13 +8,8 @@ import (
 	"agentchat/internal/store"
 )
 
-// AddUsage implements store.UsageLedger with one upsert that adds.
-func (s *Store) AddUsage(ctx context.Context, k store.UsageKey, d store.Usage) error {
-	if err := k.Check(); err != nil {
-		return fmt.Errorf("add usage: %w", err)
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO usage_ledger
+// addUsageQuery adds to a ledger row, creating it when missing.
+const addUsageQuery = `INSERT INTO usage_ledger
 	(user_id, day, model, key_id, project_id, session_id,
 	 llm_calls, input_tokens, cached_input_tokens, output_tokens, cost_nanos, unpriced_calls)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -24,15 +19,40 @@ ON CONFLICT (user_id, day, model, key_id, project_id, session_id) DO UPDATE SET
 	cached_input_tokens = cached_input_tokens + excluded.cached_input_tokens,
 	output_tokens = output_tokens + excluded.output_tokens,
 	cost_nanos = cost_nanos + excluded.cost_nanos,
-	unpriced_calls = unpriced_calls + excluded.unpriced_calls`,
-			k.UserID, k.Day, k.Model, k.KeyID, k.ProjectID, k.SessionID,
-			d.LLMCalls, d.InputTokens, d.CachedInputTokens, d.OutputTokens, d.CostNanos, d.UnpricedCalls)
-		return err
-	})
-	if err != nil {
+	unpriced_calls = unpriced_calls + excluded.unpriced_calls`
+
+// AddUsage implements store.UsageLedger: the add joins the ledger
+// writer's next transaction (see ledgerWriter) and returns once it is
+// committed.
+func (s *Store) AddUsage(ctx context.Context, k store.UsageKey, d store.Usage) error {
+	if err := k.Check(); err != nil {
+		return fmt.Errorf("add usage: %w", err)
+	}
+	if err := s.ledger.add(ctx, k, d); err != nil {
 		return fmt.Errorf("add usage of user %s: %w", k.UserID, err)
 	}
 	return nil
+}
+
+// commitUsage adds batch to the ledger in one transaction.
+func (s *Store) commitUsage(batch []usageAdd) error {
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerCommitTimeout)
+	defer cancel()
+	st, err := s.addUsage.get(ctx, s.w)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, st)
+		for _, a := range batch {
+			k, d := a.k, a.d
+			if _, err := stmt.ExecContext(ctx, k.UserID, k.Day, k.Model, k.KeyID, k.ProjectID, k.SessionID,
+				d.LLMCalls, d.InputTokens, d.CachedInputTokens, d.OutputTokens, d.CostNanos, d.UnpricedCalls); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // ListUsage implements store.UsageLedger: a range of the primary key.
