@@ -12,7 +12,7 @@ import (
 
 // The cached default LLM configuration follows every write made through
 // the same Store at once, and a write by another process on the same file
-// within defaultConfigTTL.
+// within readTTL.
 func TestDefaultLLMConfigCache(t *testing.T) {
 	ctx := context.Background()
 	owner := store.UserOwner("alice")
@@ -104,9 +104,9 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 			if got := modelOf(t, e.s); got != "m1" {
 				t.Fatalf("model right after the other store's update = %q, want the cached m1", got)
 			}
-			e.clock.Add(defaultConfigTTL)
+			e.clock.Add(readTTL)
 			if got := modelOf(t, e.s); got != "m2" {
-				t.Fatalf("model after %v = %q, want m2", defaultConfigTTL, got)
+				t.Fatalf("model after %v = %q, want m2", readTTL, got)
 			}
 		}},
 		{"callers do not share the cached value", func(t *testing.T, e env) {
@@ -133,5 +133,45 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 			t.Cleanup(func() { _ = other.Close() })
 			tc.run(t, env{s: s, other: other, clock: clock})
 		})
+	}
+}
+
+// A cached budget follows SetUserBudget through the same Store at once,
+// and another process's within readTTL.
+func TestUserBudgetCache(t *testing.T) {
+	ctx := context.Background()
+	clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, path := openTemp(t, WithClock(clock.Now))
+	other, err := Open(ctx, path, WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	budgetOf := func(s *Store) int64 {
+		t.Helper()
+		b, err := s.UserBudget(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.MaxNanos
+	}
+	if got := budgetOf(s); got != 0 {
+		t.Fatalf("budget = %d, want none", got)
+	}
+	if err := s.SetUserBudget(ctx, "alice", store.Budget{MaxNanos: 5, Period: store.BudgetDay}); err != nil {
+		t.Fatal(err)
+	}
+	if got := budgetOf(s); got != 5 {
+		t.Fatalf("budget after a set through the store = %d, want 5", got)
+	}
+	if err := other.SetUserBudget(ctx, "alice", store.Budget{MaxNanos: 3, Period: store.BudgetDay}); err != nil {
+		t.Fatal(err)
+	}
+	if got := budgetOf(s); got != 5 {
+		t.Fatalf("budget right after another process's set = %d, want the cached 5", got)
+	}
+	clock.Add(readTTL)
+	if got := budgetOf(s); got != 3 {
+		t.Fatalf("budget after %v = %d, want 3", readTTL, got)
 	}
 }

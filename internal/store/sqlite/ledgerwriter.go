@@ -54,6 +54,11 @@ func startLedgerWriter(commit func([]usageAdd) error) *ledgerWriter {
 // add queues one add and waits until its transaction committed, or ctx
 // ends (the add may then still be committed).
 func (w *ledgerWriter) add(ctx context.Context, k store.UsageKey, d store.Usage) error {
+	select {
+	case <-w.quit:
+		return errLedgerClosed
+	default:
+	}
 	a := usageAdd{k: k, d: d, done: make(chan error, 1)}
 	select {
 	case w.adds <- a:
@@ -65,6 +70,15 @@ func (w *ledgerWriter) add(ctx context.Context, k store.UsageKey, d store.Usage)
 	select {
 	case err := <-a.done:
 		return err
+	case <-w.stopped:
+		// Closed meanwhile: the add was in the last transaction, or it
+		// was queued after the writer stopped and nobody will take it.
+		select {
+		case err := <-a.done:
+			return err
+		default:
+			return errLedgerClosed
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}

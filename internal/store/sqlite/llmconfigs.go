@@ -46,7 +46,7 @@ FROM llm_configs c LEFT JOIN llm_config_defaults d
 	ON d.owner_kind = c.owner_kind AND d.owner_id = c.owner_id AND d.config_id = c.config_id`
 
 // llmConfigRow is a configuration as llmConfigSelect reads it, before
-// decoding (the form configCache keeps).
+// decoding (the form readCache keeps).
 type llmConfigRow struct {
 	kind, ownerID, id, name, modelType, config string
 	cipher, hint                               string
@@ -350,8 +350,8 @@ func (s *Store) UnsetDefaultLLMConfig(ctx context.Context, owner store.Owner, id
 }
 
 // DefaultLLMConfig implements store.LLMConfigs. The read is cached (see
-// configCache): writes through this Store are seen at once, another
-// process's within defaultConfigTTL.
+// readCache): writes through this Store are seen at once, another
+// process's within readTTL.
 func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store.LLMConfig, error) {
 	kind, ownerID, ok := ownerArgs(owner)
 	if !ok {
@@ -361,7 +361,8 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	now := s.now()
 	e, hit := s.configs.get(key, now)
 	if !hit {
-		e = cachedConfig{gen: s.configs.generation(), at: now, found: true}
+		gen := s.configs.generation()
+		e = cachedConfig{found: true}
 		st, err := s.defaultLLMConfig.get(ctx, s.r)
 		if err != nil {
 			return nil, fmt.Errorf("default LLM configuration: %w", err)
@@ -373,7 +374,7 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 		case err != nil:
 			return nil, fmt.Errorf("default LLM configuration: %w", err)
 		}
-		s.configs.put(key, e)
+		s.configs.put(key, e, gen, now)
 	}
 	if !e.found {
 		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)

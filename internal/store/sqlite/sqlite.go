@@ -51,7 +51,9 @@ type Store struct {
 	// ledger commits the usage ledger's adds in groups (ledgerwriter.go).
 	ledger *ledgerWriter
 	// configs caches the owners' default LLM configurations.
-	configs configCache
+	configs readCache[configOwnerKey, cachedConfig]
+	// budgets caches the users' budgets, read on every turn.
+	budgets readCache[string, store.Budget]
 	// history caches the ends of the sessions' histories (OpenTurn).
 	history historyCache
 	// slots are the users' turn slots, in memory (see turnSlots).
