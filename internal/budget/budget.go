@@ -54,36 +54,22 @@ func (e *ExceededError) Error() string {
 	if e.Of == OfKey {
 		whose = "This API key's"
 	}
-	period := ""
-	switch e.Budget.Period {
-	case store.BudgetDay:
-		period = " daily"
-	case store.BudgetMonth:
-		period = " monthly"
-	}
-	return fmt.Sprintf("%s%s budget of $%s is spent ($%s used%s).%s", whose, period,
-		dollars(e.Budget.MaxNanos), dollars(e.SpentNanos), since(e.Budget.Period), renews(e.Budget.Period))
+	w := periodWordsOf(e.Budget.Period)
+	return fmt.Sprintf("%s%s budget of $%s is spent ($%s used%s).%s", whose, w.adjective,
+		dollars(e.Budget.MaxNanos), dollars(e.SpentNanos), w.since, w.renews)
 }
 
-// renews says when a budget of period starts again.
-func renews(period string) string {
-	switch period {
-	case store.BudgetDay:
-		return " It renews at midnight UTC."
-	case store.BudgetMonth:
-		return " It renews on the first day of next month (UTC)."
-	}
-	return ""
-}
+// periodWords are the words of a budget period in a message.
+type periodWords struct{ adjective, since, renews string }
 
-func since(period string) string {
+func periodWordsOf(period string) periodWords {
 	switch period {
 	case store.BudgetDay:
-		return " today, UTC"
+		return periodWords{" daily", " today, UTC", " It renews at midnight UTC."}
 	case store.BudgetMonth:
-		return " this month, UTC"
+		return periodWords{" monthly", " this month, UTC", " It renews on the first day of next month (UTC)."}
 	}
-	return ""
+	return periodWords{}
 }
 
 // dollars formats nano-dollars with at least two decimals, at most six.
