@@ -29,7 +29,7 @@ func TestToolBadArguments(t *testing.T) {
 		{ToolGetMediaDetails, `{"media_type":"movie","tmdb_id":-3}`, "tmdb_id: minimum"},
 		{ToolGetMediaDetails, `{"media_type":"movie","tmdb_id":6.5}`, "invalid arguments"},
 		{ToolRequestMedia, `{"media_type":"movie","tmdb_id":438631,"seasons":[1]}`, "seasons apply to TV shows only"},
-		{ToolRequestMedia, `{"media_type":"tv","tmdb_id":100088,"seasons":[]}`, "seasons: anyOf"},
+		{ToolRequestMedia, `{"media_type":"tv","tmdb_id":100088,"seasons":[]}`, "seasons: fits none of its forms: minItems: array length 0 is less than 1"},
 		{ToolRequestMedia, `{"media_type":"tv","tmdb_id":100088,"seasons":"some"}`, "enum: some does not equal any of: [all]"},
 		{ToolRequestMedia, `{"media_type":"tv","tmdb_id":100088,"seasons":[-1]}`, "minimum: -1/1 is less than 0"},
 		{ToolRequestMedia, `{"media_type":"tv","tmdb_id":100088,"seasons":["1"]}`, `type: 1 has type "string", want "integer"`},
