@@ -7,7 +7,8 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/agents/catalog"
-	"agentchat/internal/tools/seerr"
+	"agentchat/internal/seerr"
+	"agentchat/internal/tools/seerrtools"
 )
 
 // Agent ids.
@@ -92,6 +93,6 @@ func NewMediaAgent(c *seerr.Client) *agent.Agent {
 		SystemPrompt: "You are the Media Agent: you help people find movies and TV shows and request them for their media library. " +
 			"Be brief and friendly. Check facts (titles, years, availability, existing requests) with your tools instead of guessing. " +
 			"After a request, say what was requested and whether it awaits approval. If Seerr is not configured or fails, tell the user plainly.",
-		Skills: []agent.Skill{seerr.Skill(c)},
+		Skills: []agent.Skill{seerrtools.Skill(c)},
 	}
 }

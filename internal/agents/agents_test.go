@@ -11,10 +11,11 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/seerr"
+	"agentchat/internal/seerr/seerrtest"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
-	"agentchat/internal/tools/seerr"
-	"agentchat/internal/tools/seerr/seerrtest"
+	"agentchat/internal/tools/seerrtools"
 )
 
 const testKey = "sk-seerr-agents-TEST-9f3c1d"
@@ -84,7 +85,7 @@ func TestMediaAgentTools(t *testing.T) {
 				}
 			}
 		}
-		if tool.SideEffects != (tool.Name == seerr.ToolRequestMedia) {
+		if tool.SideEffects != (tool.Name == seerrtools.ToolRequestMedia) {
 			t.Errorf("%s: SideEffects = %v", tool.Name, tool.SideEffects)
 		}
 		// Without Seerr the tools exist and say so.
@@ -111,7 +112,7 @@ func TestMediaAgentUsesSeerr(t *testing.T) {
 	}
 	var request agent.Tool
 	for _, tool := range agent.Tools(a.Skills) {
-		if tool.Name == seerr.ToolRequestMedia {
+		if tool.Name == seerrtools.ToolRequestMedia {
 			request = tool
 		}
 	}

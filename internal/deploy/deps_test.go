@@ -26,7 +26,7 @@ var neverLinked = []string{"modernc.org/sqlite", "agentchat/internal/store/sqlit
 // agent must not link (bigger binaries, slower cold starts).
 var agentSide = []string{
 	"agentchat/internal/llm", "agentchat/internal/agent", "agentchat/internal/agents", "agentchat/internal/wire/agentwire",
-	"agentchat/internal/httpapi/gateway", "agentchat/internal/tools/seerr",
+	"agentchat/internal/httpapi/gateway", "agentchat/internal/seerr", "agentchat/internal/tools/seerrtools",
 	"github.com/sashabaranov/go-openai", "github.com/openai/openai-go/v3",
 }
 

@@ -19,9 +19,9 @@ import (
 	"agentchat/internal/httpapi/gateway"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/seerr"
+	"agentchat/internal/seerr/seerrtest"
 	"agentchat/internal/store"
-	"agentchat/internal/tools/seerr"
-	"agentchat/internal/tools/seerr/seerrtest"
 )
 
 // llmKey is the provider key of the scripted LLM; it must never reach a

@@ -16,7 +16,7 @@ import (
 	"agentchat/internal/httpapi/gateway"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
-	"agentchat/internal/tools/seerr"
+	"agentchat/internal/seerr"
 )
 
 func TestRootAgentsModels(t *testing.T) {

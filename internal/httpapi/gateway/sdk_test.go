@@ -12,7 +12,7 @@ import (
 
 	"agentchat/internal/httpapi/apikeys"
 	"agentchat/internal/llm/llmtest"
-	"agentchat/internal/tools/seerr/seerrtest"
+	"agentchat/internal/seerr/seerrtest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"

@@ -10,7 +10,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/llm/llmtest"
-	"agentchat/internal/tools/seerr"
+	"agentchat/internal/seerr"
 )
 
 // TestToolChoiceNoneRunsNoAgentTool: with tool_choice "none", a call of

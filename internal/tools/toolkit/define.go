@@ -29,15 +29,37 @@ type Def[E any] struct {
 	Global bool
 
 	project, gateway *Args
-	run              func(ctx context.Context, env E, args map[string]any) (Answer, error)
+	run              func(ctx context.Context, env E, args map[string]any) (any, error)
 }
 
 // Define makes the tool name whose arguments are the struct A: its schema
 // is inferred from A (json and jsonschema tags: names, required unless
 // omitempty, descriptions) and changed by adjust (bounds, lengths,
-// patterns); run gets the validated arguments. A schema that cannot be
-// built is a programming error and panics (the tests build every tool).
+// patterns); run gets the validated arguments and answers a Report. A
+// schema that cannot be built is a programming error and panics (the
+// tests build every tool).
 func Define[E, A any, R Answer](name, description string, adjust func(*jsonschema.Schema), run func(ctx context.Context, env E, a A) R) *Def[E] {
+	return define(name, description, adjust, func(ctx context.Context, env E, a A) (any, error) {
+		return run(ctx, env, a), nil
+	})
+}
+
+// DefineFunc makes the tool name as Define does, for a tool whose answer
+// is a JSON value of its own, R, rather than a Report, and which fails as
+// a whole with an error (the Seerr tools).
+func DefineFunc[E, A, R any](name, description string, adjust func(*jsonschema.Schema), run func(ctx context.Context, env E, a A) (R, error)) *Def[E] {
+	return define(name, description, adjust, func(ctx context.Context, env E, a A) (any, error) {
+		out, err := run(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+}
+
+// define makes the tool name whose arguments are the struct A and whose
+// answer is what run returns.
+func define[E, A any](name, description string, adjust func(*jsonschema.Schema), run func(ctx context.Context, env E, a A) (any, error)) *Def[E] {
 	s, err := inferSchema[A](adjust)
 	if err != nil {
 		panic(fmt.Sprintf("toolkit: schema of %s: %v", name, err))
@@ -56,12 +78,12 @@ func Define[E, A any, R Answer](name, description string, adjust func(*jsonschem
 		Tier:        agent.TierRead,
 		project:     project,
 		gateway:     gateway,
-		run: func(ctx context.Context, env E, m map[string]any) (Answer, error) {
+		run: func(ctx context.Context, env E, m map[string]any) (any, error) {
 			var a A
 			if err := bind(m, &a); err != nil {
 				return nil, err
 			}
-			return run(ctx, env, a), nil
+			return run(ctx, env, a)
 		},
 	}
 }

@@ -164,28 +164,53 @@ func bind(m map[string]any, dst any) error {
 // validationText turns a jsonschema validation error, a chain of
 // "validating <schema path>: ..." prefixes, into "<argument>: <problem>",
 // for example `nodes[].template: minLength: "" contains 0 Unicode code
-// points, fewer than 1`.
+// points, fewer than 1`. An argument that fits none of the forms of an
+// anyOf or oneOf (one line per form) gets the problem of each form:
+// `seasons: fits none of its forms: minItems: array length 0 is less than
+// 1; or type: [] has type "array", want "string"`.
 func validationText(err error) string {
-	msg, loc := err.Error(), ""
-	for {
-		rest, ok := strings.CutPrefix(msg, "validating ")
-		if !ok {
-			break
+	lines := strings.Split(err.Error(), "\n")
+	loc, msg := innermost(lines[0])
+	where := argumentPath(loc)
+	if len(lines) > 1 {
+		forms := make([]string, len(lines)-1)
+		for i, l := range lines[1:] {
+			formLoc, formMsg := innermost(strings.TrimSpace(l))
+			forms[i] = located(argumentPath(formLoc), where, formMsg)
 		}
-		i := strings.Index(rest, ": ")
-		if i < 0 {
-			break
-		}
-		loc, msg = rest[:i], rest[i+2:]
+		msg = "fits none of its forms: " + strings.Join(forms, "; or ")
 	}
 	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null")
 	if len(msg) > maxValidationText { // the message quotes the value given
 		msg = strings.ToValidUTF8(msg[:maxValidationText], "") + "..."
 	}
-	if where := argumentPath(loc); where != "" {
-		return where + ": " + msg
+	return located(where, "", msg)
+}
+
+// innermost strips the "validating <schema path>: " prefixes of line and
+// returns the last path and the problem.
+func innermost(line string) (loc, msg string) {
+	msg = line
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			return loc, msg
+		}
+		i := strings.Index(rest, ": ")
+		if i < 0 {
+			return loc, msg
+		}
+		loc, msg = rest[:i], rest[i+2:]
 	}
-	return msg
+}
+
+// located is msg after the argument path where, unless where is empty or
+// the same as outer, the path already said.
+func located(where, outer, msg string) string {
+	if where == "" || where == outer {
+		return msg
+	}
+	return where + ": " + msg
 }
 
 // argumentPath turns a schema location (/properties/nodes/items/properties/x)

@@ -26,9 +26,12 @@ type Call struct {
 type Set[E any] struct {
 	// Defs are the tools, in the order they are given to the model.
 	Defs []*Def[E]
-	// Configured is false when the server has no GNS3 controller: every
-	// tool then fails with ErrNotConfigured.
+	// Configured is false when the server has no GNS3 controller (or no
+	// service of the toolset): every tool then fails with NotConfigured.
 	Configured bool
+	// NotConfigured is the error of every tool when not Configured (nil:
+	// ErrNotConfigured, GNS3's).
+	NotConfigured error
 	// Begin makes the environment of one call from its validated
 	// arguments' project and the caller's token.
 	Begin func(ctx context.Context, c Call) E
@@ -64,6 +67,17 @@ func (s *Set[E]) Gateway() []agent.Tool {
 	return out
 }
 
+// Tools returns every tool without a project_id, the Global ones
+// included: the tools of a toolset that addresses no project (the Seerr
+// tools).
+func (s *Set[E]) Tools() []agent.Tool {
+	out := make([]agent.Tool, 0, len(s.Defs))
+	for _, d := range s.Defs {
+		out = append(out, s.tool(d, "", false))
+	}
+	return out
+}
+
 // tool is d as an agent.Tool on projectID or, on the gateway, on the
 // project_id argument.
 func (s *Set[E]) tool(d *Def[E], projectID string, gateway bool) agent.Tool {
@@ -78,7 +92,7 @@ func (s *Set[E]) tool(d *Def[E], projectID string, gateway bool) agent.Tool {
 		Timeout:     d.Timeout,
 		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			if !s.Configured {
-				return "", ErrNotConfigured
+				return "", cmp.Or(s.NotConfigured, ErrNotConfigured)
 			}
 			m, err := args.Parse(raw)
 			if err != nil {
@@ -96,11 +110,18 @@ func (s *Set[E]) tool(d *Def[E], projectID string, gateway bool) agent.Tool {
 			if err != nil {
 				return "", err
 			}
-			if total, failed, first := out.summary(); failed > 0 {
-				cmp.Or(s.Logger, slog.Default()).WarnContext(ctx, s.Failures, "tool", c.Tool, "project_id", c.ProjectID,
-					"total", total, "failed", failed, "first_error", first)
+			if a, ok := out.(Answer); ok {
+				s.logFailures(ctx, c, a)
 			}
 			return Encode(out)
 		},
+	}
+}
+
+// logFailures warns of the failed items of the answer a to the call c.
+func (s *Set[E]) logFailures(ctx context.Context, c Call, a Answer) {
+	if total, failed, first := a.summary(); failed > 0 {
+		cmp.Or(s.Logger, slog.Default()).WarnContext(ctx, s.Failures, "tool", c.Tool, "project_id", c.ProjectID,
+			"total", total, "failed", failed, "first_error", first)
 	}
 }

@@ -332,16 +332,3 @@ func validFilter(f string) bool {
 	}
 	return false
 }
-
-// year returns the year of an ISO date, or "".
-func year(date string) string {
-	if len(date) < 4 {
-		return ""
-	}
-	for _, c := range date[:4] {
-		if c < '0' || c > '9' {
-			return ""
-		}
-	}
-	return date[:4]
-}

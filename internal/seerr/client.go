@@ -1,7 +1,8 @@
-// Package seerr is a client of the Overseerr/Jellyseerr ("Seerr") v1 API and
-// the media-agent skill built on it: search, title details, requests and
-// trending titles. The API key travels only in the X-Api-Key header; it never
-// appears in an error or a tool output.
+// Package seerr is a client of the Overseerr/Jellyseerr ("Seerr") v1 API:
+// search, title details, requests and trending titles. The media agent's
+// tools on it are package seerrtools; its fake server is seerrtest. The API
+// key travels only in the X-Api-Key header; it never appears in an error or
+// a tool output.
 package seerr
 
 import (

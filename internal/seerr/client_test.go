@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"agentchat/internal/tools/seerr/seerrtest"
+	"agentchat/internal/seerr/seerrtest"
 )
 
 const testKey = "sk-seerr-Zq81vX0secretKEY4242"
