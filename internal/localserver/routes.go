@@ -15,6 +15,7 @@ import (
 	"agentchat/internal/httpapi/skillsreload"
 	"agentchat/internal/httpapi/usageapi"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/telemetry"
 	"agentchat/internal/webui"
 	"agentchat/internal/wire"
@@ -29,7 +30,7 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 		return nil, nil, err
 	}
 	users := userpath.New(base.GNS3)
-	groups := llmconfigs.NewGroupSource(base.GNS3, users, 0)
+	groups := llmconfig.NewGroupSource(base.GNS3, users, 0)
 	ag, err := agentwire.New(base, groups)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build agents: %w", err)
@@ -39,7 +40,7 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 
 // serverRoutes returns every route the local server mounts, the chat and
 // the gateway running the agents of ag (a test gives its own).
-func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver, groups llmconfigs.GroupSource) []httpapi.Route {
+func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver, groups llmconfig.GroupSource) []httpapi.Route {
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
 	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat, Store: base.Store})
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,

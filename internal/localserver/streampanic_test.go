@@ -22,10 +22,10 @@ import (
 	"agentchat/internal/agent"
 	"agentchat/internal/config"
 	"agentchat/internal/httpapi"
-	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/syncbuf"
 	"agentchat/internal/wire"
 	"agentchat/internal/wire/agentwire"
@@ -251,7 +251,7 @@ func newPanicServer(t *testing.T) *panicServer {
 	rt := agent.NewRuntime(agent.Options{Store: base.Store, Agents: reg, LLM: res, Logger: base.Logger, TurnTimeout: time.Minute})
 
 	users := userpath.New(base.GNS3)
-	routes := serverRoutes(base, &agentwire.Agent{Registry: reg, Runtime: rt, LLM: res}, users, llmconfigs.NewGroupSource(base.GNS3, users, 0))
+	routes := serverRoutes(base, &agentwire.Agent{Registry: reg, Runtime: rt, LLM: res}, users, llmconfig.NewGroupSource(base.GNS3, users, 0))
 	ps := &panicServer{routes: routes, probes: &sync.Map{}, logs: logs}
 	wrapped := slices.Clone(routes)
 	for i := range wrapped {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"agentchat/internal/httpapi"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/store"
 )
 
@@ -19,10 +20,10 @@ import (
 
 // groupConfig returns the configuration id of one of the subject's
 // groups, with its group; 404 when none of them has it.
-func (h *Handlers) groupConfig(ctx context.Context, sub subject, id string) (*store.LLMConfig, Group, error) {
+func (h *Handlers) groupConfig(ctx context.Context, sub subject, id string) (*store.LLMConfig, llmconfig.Group, error) {
 	groups, err := sub.groups.Groups(ctx, sub.id)
 	if err != nil {
-		return nil, Group{}, err
+		return nil, llmconfig.Group{}, err
 	}
 	for _, g := range groups {
 		c, err := h.st.GetLLMConfig(ctx, store.GroupOwner(g.ID), id)
@@ -30,11 +31,11 @@ func (h *Handlers) groupConfig(ctx context.Context, sub subject, id string) (*st
 			continue
 		}
 		if err != nil {
-			return nil, Group{}, fmt.Errorf("read llm config of group %s: %w", g.ID, err)
+			return nil, llmconfig.Group{}, fmt.Errorf("read llm config of group %s: %w", g.ID, err)
 		}
 		return c, g, nil
 	}
-	return nil, Group{}, notFound(id)
+	return nil, llmconfig.Group{}, notFound(id)
 }
 
 // setGroupRef makes the group configuration id the subject's default by
@@ -91,7 +92,7 @@ func (h *Handlers) updateGroupRef(w http.ResponseWriter, r *http.Request, sub su
 	httpapi.Logger(ctx).InfoContext(ctx, "group llm config no longer the user's default", "config_id", id, "group_id", g.ID)
 	v := groupView(c, g)
 	// Another request may have made it the default again meanwhile.
-	ref, err := defaultRef(ctx, h.st, sub.owner.UserID)
+	ref, err := llmconfig.DefaultRef(ctx, h.st, sub.owner.UserID)
 	if err != nil {
 		return false, err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3/gns3test"
-	"agentchat/internal/httpapi/llmconfigs"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/store"
 )
 
@@ -32,7 +32,7 @@ func TestDefaultGroupRef(t *testing.T) {
 	aliceID := auth.Identity{UserID: "alice", Token: e.token("alice"), Via: auth.ViaJWT}
 	effective := func(want string) {
 		t.Helper()
-		c, src, err := llmconfigs.Effective(ctx, e.st, e.groups, aliceID)
+		c, g, err := llmconfig.Effective(ctx, e.st, e.groups, aliceID)
 		if want == "" {
 			if !errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("Effective = %+v, %v; want none", c, err)
@@ -40,7 +40,7 @@ func TestDefaultGroupRef(t *testing.T) {
 			return
 		}
 		if err != nil || c.ID != want {
-			t.Fatalf("Effective = %+v %q %v, want %s", c, src, err, want)
+			t.Fatalf("Effective = %+v %+v %v, want %s", c, g, err, want)
 		}
 	}
 	listed := func(wantDefault string) list {
@@ -79,7 +79,7 @@ func TestDefaultGroupRef(t *testing.T) {
 		t.Fatalf("group default %+v", gd)
 	}
 	must(t, e.admin(t, http.MethodPut, gpath+"/"+g2.ConfigID, map[string]any{"model": "gpt-4.1"}), http.StatusOK)
-	if c, _, err := llmconfigs.Effective(ctx, e.st, e.groups, aliceID); err != nil || c.Config["model"] != "gpt-4.1" {
+	if c, _, err := llmconfig.Effective(ctx, e.st, e.groups, aliceID); err != nil || c.Config["model"] != "gpt-4.1" {
 		t.Fatalf("after the group edit: %+v %v", c, err)
 	}
 

@@ -22,6 +22,7 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
@@ -48,7 +49,7 @@ type env struct {
 	jwt     *auth.JWTVerifier
 	gns3    *gns3test.Server
 	users   *userpath.Resolver
-	groups  llmconfigs.GroupSource
+	groups  llmconfig.GroupSource
 	mu      sync.Mutex
 	bodies  [][]byte // every response body, for the secret scans
 	handler *llmconfigs.Handlers
@@ -105,7 +106,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.users = userpath.New(client)
-	e.groups = llmconfigs.NewGroupSource(client, e.users, 0)
+	e.groups = llmconfig.NewGroupSource(client, e.users, 0)
 	var hst store.LLMConfigs = st
 	if o.wrapStore != nil {
 		hst = o.wrapStore(st)

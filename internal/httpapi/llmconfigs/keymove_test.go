@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"agentchat/internal/auth"
-	"agentchat/internal/httpapi/llmconfigs"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/store"
 )
 
@@ -85,14 +85,14 @@ func TestKeyNotMovedToAnotherHost(t *testing.T) {
 						}
 						continue
 					}
-					got, err := e.box.Open(st.APIKeyCipher, llmconfigs.KeyAAD(st.Owner, st.ID))
+					got, err := e.box.Open(st.APIKeyCipher, llmconfig.KeyAAD(st.Owner, st.ID))
 					if err != nil || got != s.wantKey {
 						t.Fatalf("%s: stored key wrong (err %v)", s.name, err)
 					}
 				}
 				// What a turn resolves has no key after a move either.
 				if o.owner.UserID != "" {
-					eff, _, err := llmconfigs.Effective(context.Background(), e.st, llmconfigs.NoGroups{}, auth.Identity{UserID: "alice", Via: auth.ViaJWT})
+					eff, _, err := llmconfig.Effective(context.Background(), e.st, llmconfig.NoGroups{}, auth.Identity{UserID: "alice", Via: auth.ViaJWT})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -30,7 +30,7 @@
 // context_strategy, copilot_mode?, api_key: null, ...extra}, user_id,
 // group_id, is_default, version, created_at, updated_at, api_key_set,
 // api_key_hint?}. The API key is write-only: it is sealed with the
-// secrets.Box (aad KeyAAD) before the store sees it, and never appears in
+// secrets.Box (aad llmconfig.KeyAAD) before the store sees it, and never appears in
 // an answer, a log record or an error.
 //
 // Requests come in two forms (see parsePatch): nested ({name, model_type,
@@ -71,6 +71,7 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 )
@@ -107,8 +108,8 @@ type Options struct {
 	Secrets *secrets.Box
 	// Users resolves {user_id} (nil: "me" and the caller's id only).
 	Users *userpath.Resolver
-	// Groups lists a user's groups (nil: NoGroups).
-	Groups GroupSource
+	// Groups lists a user's groups (nil: llmconfig.NoGroups).
+	Groups llmconfig.GroupSource
 	// AdminToken is accepted on the group routes (empty: only GNS3
 	// privileges are, see GNS3).
 	AdminToken string
@@ -138,7 +139,7 @@ type Handlers struct {
 // New returns the handlers over st.
 func New(st store.LLMConfigs, o Options) *Handlers {
 	if o.Groups == nil {
-		o.Groups = NoGroups{}
+		o.Groups = llmconfig.NoGroups{}
 	}
 	if o.NewID == nil {
 		o.NewID = uuid.NewString
@@ -176,7 +177,7 @@ type subject struct {
 	id    auth.Identity
 	owner store.Owner
 	// groups lists the user's groups (failures as 502).
-	groups GroupSource
+	groups llmconfig.GroupSource
 }
 
 // user returns the subject of a user route: the caller, or (with a GNS3
@@ -204,25 +205,7 @@ func (h *Handlers) user(r *http.Request, modify bool) (subject, error) {
 	}
 	httpapi.Logger(ctx).InfoContext(ctx, "another user's llm configs, by GNS3 privilege", "target_user_id", target, "modify", modify)
 	other := auth.Identity{UserID: name, Token: caller.Token, Via: caller.Via}
-	return subject{id: other, owner: store.UserOwner(name), groups: statusGroups{userGroups{client: h.o.GNS3, userID: target}}}, nil
-}
-
-// userGroups lists the groups of the user userID with the caller's token
-// (GNS3 requires Group.Audit: without it, no groups).
-type userGroups struct {
-	client *gns3.Client
-	userID string
-}
-
-func (u userGroups) Groups(ctx context.Context, id auth.Identity) ([]Group, error) {
-	list, err := u.client.UserGroups(ctx, id.Token, u.userID)
-	if errors.Is(err, gns3.ErrUnauthorized) || errors.Is(err, gns3.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("groups of user %s: %w", u.userID, err)
-	}
-	return sortedGroups(list), nil
+	return subject{id: other, owner: store.UserOwner(name), groups: statusGroups{llmconfig.UserGroups(h.o.GNS3, target)}}, nil
 }
 
 var groupIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
@@ -298,7 +281,7 @@ func write(w http.ResponseWriter, status int, v any) {
 
 // groupsOf returns the groups of src for id, or a 502 when the
 // controller cannot tell.
-func groupsOf(ctx context.Context, src GroupSource, id auth.Identity) ([]Group, error) {
+func groupsOf(ctx context.Context, src llmconfig.GroupSource, id auth.Identity) ([]llmconfig.Group, error) {
 	gs, err := src.Groups(ctx, id)
 	if err == nil {
 		return gs, nil
@@ -315,9 +298,9 @@ func describe(err error) string { return gns3.Describe(err) }
 
 // statusGroups is a GroupSource of the handlers: failures of src become
 // the 502 of groupsOf.
-type statusGroups struct{ src GroupSource }
+type statusGroups struct{ src llmconfig.GroupSource }
 
-func (s statusGroups) Groups(ctx context.Context, id auth.Identity) ([]Group, error) {
+func (s statusGroups) Groups(ctx context.Context, id auth.Identity) ([]llmconfig.Group, error) {
 	return groupsOf(ctx, s.src, id)
 }
 
@@ -335,11 +318,11 @@ func (h *Handlers) listUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ref, err := defaultRef(ctx, h.st, sub.owner.UserID)
+	ref, err := llmconfig.DefaultRef(ctx, h.st, sub.owner.UserID)
 	if err != nil {
 		return err
 	}
-	if memberOf(groups, ref) == nil {
+	if llmconfig.MemberOf(groups, ref) == nil {
 		ref = nil // a group the user has left: its configuration is not theirs
 	}
 	out := InheritedList{Configs: make([]ConfigWithSource, 0, len(own))}
@@ -400,7 +383,7 @@ func (h *Handlers) defaultUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, g, _, err := effective(r.Context(), h.st, sub.groups, sub.id)
+	c, g, err := llmconfig.Effective(r.Context(), h.st, sub.groups, sub.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return httpapi.Errorf(http.StatusNotFound, "No default LLM model configuration found for user '%s'", sub.id.UserID)
@@ -503,7 +486,7 @@ func (h *Handlers) seal(c *store.LLMConfig, p *patch) error {
 		if h.o.Secrets == nil {
 			return httpapi.Errorf(http.StatusServiceUnavailable, MsgNoEncryptionKey)
 		}
-		sealed, err := h.o.Secrets.Seal(p.apiKey, KeyAAD(c.Owner, c.ID))
+		sealed, err := h.o.Secrets.Seal(p.apiKey, llmconfig.KeyAAD(c.Owner, c.ID))
 		if err != nil {
 			return errors.New("seal the api key failed") // the cause could hold no secret, but stay terse
 		}
@@ -667,7 +650,7 @@ func (p *patch) apply(cur *store.LLMConfig) (*store.LLMConfig, error) {
 	// provider, unless the request names one.
 	_, urlGiven := p.set[fieldBaseURL]
 	if newProvider, ok := p.set[fieldProvider].(string); ok && !urlGiven && !strings.EqualFold(newProvider, oldProvider) {
-		if def, ok := DefaultBaseURL(oldProvider); ok && def == oldURL {
+		if def, ok := llmconfig.DefaultBaseURL(oldProvider); ok && def == oldURL {
 			next.Config[fieldBaseURL] = ""
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3/gns3test"
 	"agentchat/internal/httpapi/llmconfigs"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
@@ -68,10 +69,10 @@ func TestCreateAndRead(t *testing.T) {
 	if _, ok := stored.Config["api_key"]; ok {
 		t.Fatal("the store got an api_key in config")
 	}
-	if got, err := e.box.Open(stored.APIKeyCipher, llmconfigs.KeyAAD(store.UserOwner("alice"), c.ConfigID)); err != nil || got != secretKey {
+	if got, err := e.box.Open(stored.APIKeyCipher, llmconfig.KeyAAD(store.UserOwner("alice"), c.ConfigID)); err != nil || got != secretKey {
 		t.Fatalf("open = %q, %v", got, err)
 	}
-	if _, err := e.box.Open(stored.APIKeyCipher, llmconfigs.KeyAAD(store.UserOwner("bob"), c.ConfigID)); !errors.Is(err, secrets.ErrUndecryptable) {
+	if _, err := e.box.Open(stored.APIKeyCipher, llmconfig.KeyAAD(store.UserOwner("bob"), c.ConfigID)); !errors.Is(err, secrets.ErrUndecryptable) {
 		t.Fatalf("opened under another owner's aad: %v", err)
 	}
 
@@ -153,7 +154,7 @@ func TestWebUIFlow(t *testing.T) {
 	if after.APIKeyCipher != stored.APIKeyCipher {
 		t.Fatal("the mode toggle changed the stored key")
 	}
-	if got, err := e.box.Open(after.APIKeyCipher, llmconfigs.KeyAAD(after.Owner, after.ID)); err != nil || got != secretKey {
+	if got, err := e.box.Open(after.APIKeyCipher, llmconfig.KeyAAD(after.Owner, after.ID)); err != nil || got != secretKey {
 		t.Fatalf("key after toggle: %v", err)
 	}
 	// The chat reads the mode from the list's default_config.
@@ -544,9 +545,9 @@ func TestGroups(t *testing.T) {
 		t.Fatalf("alice's default %+v", d)
 	}
 	aliceID := auth.Identity{UserID: "alice", Token: e.token("alice"), Via: auth.ViaJWT}
-	ec, src, err := llmconfigs.Effective(context.Background(), e.st, e.groups, aliceID)
-	if err != nil || src != llmconfigs.SourceGroup || ec.Name != "lab" || ec.Owner.GroupID != labs {
-		t.Fatalf("Effective = %+v %q %v", ec, src, err)
+	ec, grp, err := llmconfig.Effective(context.Background(), e.st, e.groups, aliceID)
+	if err != nil || grp == nil || grp.ID != labs || ec.Name != "lab" || ec.Owner.GroupID != labs {
+		t.Fatalf("Effective = %+v %+v %v", ec, grp, err)
 	}
 	// Her own default wins over the groups'.
 	own := e.create(t, "alice", withDefault(nested("mine", nil)))
@@ -554,9 +555,9 @@ func TestGroups(t *testing.T) {
 	if l.Total != 3 || l.Configs[0].ConfigID != own.ConfigID || l.DefaultConfig.ConfigID != own.ConfigID {
 		t.Fatalf("with own default %+v", l)
 	}
-	ec, src, err = llmconfigs.Effective(context.Background(), e.st, e.groups, aliceID)
-	if err != nil || src != llmconfigs.SourceUser || ec.ID != own.ConfigID {
-		t.Fatalf("Effective = %+v %q %v", ec, src, err)
+	ec, grp, err = llmconfig.Effective(context.Background(), e.st, e.groups, aliceID)
+	if err != nil || grp != nil || ec.ID != own.ConfigID {
+		t.Fatalf("Effective = %+v %+v %v", ec, grp, err)
 	}
 
 	// Bob may not list his groups on GNS3: only his own apply, no error.
@@ -566,7 +567,7 @@ func TestGroups(t *testing.T) {
 	}
 	must(t, e.as(t, "bob", http.MethodGet, defPath, nil), http.StatusNotFound)
 	bobID := auth.Identity{UserID: "bob", Token: e.token("bob"), Via: auth.ViaJWT}
-	if _, _, err := llmconfigs.Effective(context.Background(), e.st, e.groups, bobID); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := llmconfig.Effective(context.Background(), e.st, e.groups, bobID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("bob's Effective: %v", err)
 	}
 	// The superadmin inherits staff's.
@@ -909,49 +910,23 @@ func TestModesMatchAgents(t *testing.T) {
 	}
 }
 
-func TestDefaultBaseURL(t *testing.T) {
-	for p, want := range map[string]string{
-		"openai": "https://api.openai.com/v1", " Anthropic ": "https://api.anthropic.com/v1/",
-		"google": "https://generativelanguage.googleapis.com/v1beta/openai/", "gemini": "https://generativelanguage.googleapis.com/v1beta/openai/",
-		"ollama": "http://127.0.0.1:11434/v1", "lmstudio": "http://127.0.0.1:1234/v1", "vllm": "http://127.0.0.1:8000/v1",
-		"deepseek": "https://api.deepseek.com/v1", "openrouter": "https://openrouter.ai/api/v1", "groq": "https://api.groq.com/openai/v1",
-		"mistral": "https://api.mistral.ai/v1", "xai": "https://api.x.ai/v1",
-	} {
-		if got, ok := llmconfigs.DefaultBaseURL(p); !ok || got != want {
-			t.Errorf("DefaultBaseURL(%q) = %q, %v", p, got, ok)
-		}
-	}
-	if _, ok := llmconfigs.DefaultBaseURL("aws"); ok {
-		t.Error("aws has a default")
-	}
-}
-
-func TestKeyAAD(t *testing.T) {
-	if got := llmconfigs.KeyAAD(store.UserOwner("alice"), "c1"); got != "llmcfg:U#alice:c1" {
-		t.Error(got)
-	}
-	if got := llmconfigs.KeyAAD(store.GroupOwner("g1"), "c1"); got != "llmcfg:G#g1:c1" {
-		t.Error(got)
-	}
-}
-
 func TestEffectiveWithoutGroups(t *testing.T) {
 	e := newEnv(t, envOptions{noGNS3: true})
 	id := auth.Identity{UserID: "alice", Via: auth.ViaJWT}
-	if _, _, err := llmconfigs.Effective(context.Background(), e.st, nil, id); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := llmconfig.Effective(context.Background(), e.st, nil, id); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("none: %v", err)
 	}
 	// A group default does not apply without a group source.
 	if err := e.st.CreateLLMConfig(context.Background(), &store.LLMConfig{ID: "00000000-0000-4000-8000-000000000001", Owner: store.GroupOwner("g"), Name: "g", ModelType: "text", Config: map[string]any{"provider": "openai", "model": "m", "context_limit": 8}, IsDefault: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := llmconfigs.Effective(context.Background(), e.st, llmconfigs.NoGroups{}, id); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := llmconfig.Effective(context.Background(), e.st, llmconfig.NoGroups{}, id); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("no groups: %v", err)
 	}
 	c := e.create(t, "alice", withDefault(nested("own", nil)))
-	got, src, err := llmconfigs.Effective(context.Background(), e.st, llmconfigs.NewGroupSource(nil, nil, 0), id)
-	if err != nil || got.ID != c.ConfigID || src != "user" {
-		t.Fatalf("%+v %q %v", got, src, err)
+	got, g, err := llmconfig.Effective(context.Background(), e.st, llmconfig.NewGroupSource(nil, nil, 0), id)
+	if err != nil || got.ID != c.ConfigID || g != nil {
+		t.Fatalf("%+v %+v %v", got, g, err)
 	}
 }
 

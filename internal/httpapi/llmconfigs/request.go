@@ -14,6 +14,7 @@ import (
 	"agentchat/internal/approval"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/llmconfig"
 )
 
 // Field names of the API.
@@ -550,10 +551,10 @@ func finalize(cfg map[string]any, prefix string) error {
 	}
 	provider, _ := cfg[fieldProvider].(string)
 	if u, _ := cfg[fieldBaseURL].(string); u == "" {
-		def, ok := DefaultBaseURL(provider)
+		def, ok := llmconfig.DefaultBaseURL(provider)
 		if !ok {
 			return unprocessable("Field '%sbase_url' is required for provider '%s' (providers with a default base URL: %s)",
-				prefix, truncate(provider, 64), strings.Join(KnownProviders(), ", "))
+				prefix, truncate(provider, 64), strings.Join(llmconfig.KnownProviders(), ", "))
 		}
 		cfg[fieldBaseURL] = def
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/store"
 )
 
@@ -29,6 +30,13 @@ type Config struct {
 	// none and in configurations inherited from a group.
 	APIKeyHint string `json:"api_key_hint,omitempty"`
 }
+
+// Sources of a configuration in the user's effective list (the "source"
+// field, as the GNS3 web UI reads it).
+const (
+	SourceUser  = "user"
+	SourceGroup = "group"
+)
 
 // ConfigWithSource is a configuration of the user's effective list:
 // source "user" (the user's own) or "group" (inherited from group_name).
@@ -86,7 +94,7 @@ func userView(c *store.LLMConfig) ConfigWithSource {
 	return ConfigWithSource{Config: View(c), Source: SourceUser}
 }
 
-func groupView(c *store.LLMConfig, g Group) ConfigWithSource {
+func groupView(c *store.LLMConfig, g llmconfig.Group) ConfigWithSource {
 	v := ConfigWithSource{Config: View(c), Source: SourceGroup}
 	v.APIKeyHint = "" // a member sees that the group has a key, not its tail
 	name := g.Name

@@ -11,8 +11,9 @@ import (
 
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/chat"
-	"agentchat/internal/httpapi/llmconfigs"
+	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/lambdaapp"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/wire/agentwire"
 )
 
@@ -27,7 +28,7 @@ func ChatStream() lambdaapp.Func {
 }
 
 func buildStream(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
-	ag, err := agentwire.New(app.Base, llmconfigs.NewGroupSource(app.GNS3, nil, 0))
+	ag, err := agentwire.New(app.Base, llmconfig.NewGroupSource(app.GNS3, userpath.New(app.GNS3), 0))
 	if err != nil {
 		return nil, fmt.Errorf("build agents: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/lambdaapp"
+	"agentchat/internal/llmconfig"
 )
 
 // Function names (folders under functions/).
@@ -109,7 +110,7 @@ func build(_ context.Context, app *lambdaapp.App) ([]httpapi.Route, error) {
 	return llmconfigs.New(app.Store, llmconfigs.Options{
 		Secrets:    app.Secrets,
 		Users:      users,
-		Groups:     llmconfigs.NewGroupSource(app.GNS3, users, 0),
+		Groups:     llmconfig.NewGroupSource(app.GNS3, users, 0),
 		AdminToken: app.Config.AdminToken,
 		Auth:       app.Auth,
 		GNS3:       app.GNS3,

@@ -15,9 +15,10 @@ import (
 	"agentchat/internal/budget"
 	"agentchat/internal/config"
 	"agentchat/internal/gns3"
-	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtrace"
+	"agentchat/internal/llmconfig"
+	"agentchat/internal/llmconfig/userllm"
 	"agentchat/internal/seerr"
 	"agentchat/internal/skills"
 	"agentchat/internal/store"
@@ -25,7 +26,6 @@ import (
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/gns3topo"
 	"agentchat/internal/tools/knowledge"
-	"agentchat/internal/userllm"
 	"agentchat/internal/wire"
 	"agentchat/internal/wire/snapshotwire"
 )
@@ -61,7 +61,7 @@ func Skills(cfg *config.Config, log *slog.Logger) (*skills.Registry, error) {
 // addresses (LLM_ALLOW_PRIVATE_HOSTS; loopback and private ones are allowed
 // in single-user mode); the server-wide one, set by the operator, has its
 // own, unguarded.
-func Resolver(b *wire.Base, groups llmconfigs.GroupSource) (llm.Resolver, error) {
+func Resolver(b *wire.Base, groups llmconfig.GroupSource) (llm.Resolver, error) {
 	cfg, log := b.Config, b.Logger
 	hc := llm.NewHTTPClient()
 	fallback := llm.NewStaticResolver(nil)
@@ -122,7 +122,7 @@ func Registry(cfg *config.Config, gc *gns3.Client, locks store.DeviceLocks, sk *
 // New builds the resolver, the registry and the runtime over b's store
 // and GNS3 client (nil without GNS3_URL); groups tells users' groups for
 // their inherited LLM configurations (nil: none).
-func New(b *wire.Base, groups llmconfigs.GroupSource) (*Agent, error) {
+func New(b *wire.Base, groups llmconfig.GroupSource) (*Agent, error) {
 	cfg, log := b.Config, b.Logger
 	res, err := Resolver(b, groups)
 	if err != nil {

@@ -1,4 +1,4 @@
-package llmconfigs
+package llmconfig
 
 import (
 	"slices"

@@ -11,8 +11,8 @@ import (
 
 	"agentchat/internal/auth"
 	"agentchat/internal/config"
-	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
@@ -56,7 +56,7 @@ func (f *fixture) add(t *testing.T, modelType string, cfg map[string]any, key st
 	t.Helper()
 	c := &store.LLMConfig{ID: "cfg-" + modelType, Owner: store.UserOwner("alice"), Name: "Alice's " + modelType, ModelType: modelType, Config: cfg, IsDefault: true}
 	if key != "" {
-		sealed, err := f.box.Seal(key, llmconfigs.KeyAAD(c.Owner, c.ID))
+		sealed, err := f.box.Seal(key, llmconfig.KeyAAD(c.Owner, c.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestProviderDefaultURL(t *testing.T) {
 	if err != nil || res.Client.Model() != "llama3.1" {
 		t.Fatalf("ollama without base_url: %+v, %v", res, err)
 	}
-	if u, ok := llmconfigs.DefaultBaseURL("ollama"); !ok || !strings.HasPrefix(u, "http://127.0.0.1:11434") {
+	if u, ok := llmconfig.DefaultBaseURL("ollama"); !ok || !strings.HasPrefix(u, "http://127.0.0.1:11434") {
 		t.Fatalf("ollama default URL %q", u)
 	}
 }

@@ -1,13 +1,6 @@
-// Package userllm resolves the LLM a user's turn runs on: the user's
-// default LLM model configuration (own, else a group's), else the server
-// default. It opens the configuration's sealed API key only to build the
-// client, keeps one client per configuration version (reused across turns,
-// replaced once the configuration changes), and turns an unusable
-// configuration into a clear error instead of calling the provider without
-// a key. A configuration's base URL is the user's: its calls go through an
-// llm.Guard (no loopback, private, link-local or metadata address unless
-// LLM_ALLOW_PRIVATE_HOSTS allows it), checked when the client is built for
-// an address written in the URL and on every connection.
+// Package userllm resolves the LLM a user's turn runs on (see Resolver).
+// It is apart from package llmconfig, whose domain it uses, so that the
+// functions that only manage the configurations link no LLM client.
 package userllm
 
 import (
@@ -21,8 +14,8 @@ import (
 	"time"
 
 	"agentchat/internal/auth"
-	"agentchat/internal/httpapi/llmconfigs"
 	"agentchat/internal/llm"
+	"agentchat/internal/llmconfig"
 	"agentchat/internal/pricing"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
@@ -36,7 +29,7 @@ type Options struct {
 	// Store holds the configurations.
 	Store store.LLMConfigs
 	// Groups tells the caller's groups (nil: no groups).
-	Groups llmconfigs.GroupSource
+	Groups llmconfig.GroupSource
 	// Secrets opens sealed API keys; nil: a configuration with a key
 	// cannot be used (a clear error).
 	Secrets *secrets.Box
@@ -61,8 +54,17 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Resolver is an llm.Resolver over the stored configurations. Safe for
-// concurrent use.
+// Resolver is the llm.Resolver of a user's turn: the user's default LLM
+// model configuration (own, else a group's, see llmconfig.Effective), else the
+// server default. It opens the configuration's sealed API key only to
+// build the client, keeps one client per configuration version (reused
+// across turns, replaced once the configuration changes), and turns an
+// unusable configuration into a clear error instead of calling the
+// provider without a key. A configuration's base URL is the user's: its
+// calls go through an llm.Guard (no loopback, private, link-local or
+// metadata address unless LLM_ALLOW_PRIVATE_HOSTS allows it), checked
+// when the client is built for an address written in the URL and on
+// every connection. Safe for concurrent use.
 type Resolver struct {
 	o  Options
 	hc *http.Client // guarded by o.Guard, shared by the clients
@@ -96,7 +98,7 @@ func (r *Resolver) Resolve(ctx context.Context, userID string) (llm.Resolved, er
 	if !ok || id.UserID != userID {
 		id = auth.Identity{UserID: userID}
 	}
-	cfg, _, err := llmconfigs.Effective(ctx, r.o.Store, r.o.Groups, id)
+	cfg, _, err := llmconfig.Effective(ctx, r.o.Store, r.o.Groups, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return r.o.Fallback.Resolve(ctx, userID)
@@ -119,7 +121,7 @@ func (r *Resolver) resolved(cfg *store.LLMConfig) (llm.Resolved, error) {
 	baseURL := s.baseURL
 	if baseURL == "" {
 		var known bool
-		if baseURL, known = llmconfigs.DefaultBaseURL(s.provider); !known {
+		if baseURL, known = llmconfig.DefaultBaseURL(s.provider); !known {
 			return llm.Resolved{}, &llm.ConfigError{Message: fmt.Sprintf("The LLM configuration '%s' needs a base_url for provider '%s'.", cfg.Name, s.provider)}
 		}
 	}
@@ -157,7 +159,7 @@ func (r *Resolver) client(cfg *store.LLMConfig, baseURL, model string) (llm.Clie
 			return nil, &llm.ConfigError{Message: fmt.Sprintf("The API key of configuration '%s' cannot be decrypted: this server has no encryption key. Enter it again once ENCRYPTION_KEY is set.", cfg.Name)}
 		}
 		var err error
-		if key, err = r.o.Secrets.Open(cfg.APIKeyCipher, llmconfigs.KeyAAD(cfg.Owner, cfg.ID)); err != nil || key == "" {
+		if key, err = r.o.Secrets.Open(cfg.APIKeyCipher, llmconfig.KeyAAD(cfg.Owner, cfg.ID)); err != nil || key == "" {
 			return nil, &llm.ConfigError{Message: fmt.Sprintf("The API key of configuration '%s' cannot be decrypted; enter it again.", cfg.Name)}
 		}
 	}
