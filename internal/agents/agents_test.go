@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"agentchat/internal/agent"
-	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/seerr"
 	"agentchat/internal/seerr/seerrtest"
 	"agentchat/internal/tools/consoletools"
@@ -295,13 +294,5 @@ func TestToolAllowedTable(t *testing.T) {
 		if ToolAllowed("", tc.tool) || ToolAllowed("root", tc.tool) {
 			t.Errorf("%s allowed in no mode", tc.tool)
 		}
-	}
-}
-
-// TestSessionFilterModes: the sessions routes (which must not link the
-// agents) accept exactly the copilot's modes.
-func TestSessionFilterModes(t *testing.T) {
-	if got := sessions.CopilotModes(); !slices.Equal(got, Modes()) {
-		t.Fatalf("sessions.CopilotModes() = %v, agents.Modes() = %v", got, Modes())
 	}
 }

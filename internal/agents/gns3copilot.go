@@ -13,17 +13,18 @@ import (
 	"agentchat/internal/tools/knowledge"
 )
 
-// Modes of the gns3-copilot (copilot_mode).
+// Modes of the gns3-copilot (copilot_mode), as package catalog defines
+// them.
 const (
-	ModeTeachingAssistant      = "teaching_assistant"
-	ModeLabAutomationAssistant = "lab_automation_assistant"
+	ModeTeachingAssistant      = catalog.ModeTeachingAssistant
+	ModeLabAutomationAssistant = catalog.ModeLabAutomationAssistant
 	// DefaultMode applies when neither the request nor the session names a
 	// mode.
 	DefaultMode = ModeTeachingAssistant
 )
 
 // Modes returns the gns3-copilot modes, the default first.
-func Modes() []string { return []string{ModeTeachingAssistant, ModeLabAutomationAssistant} }
+func Modes() []string { return catalog.CopilotModes() }
 
 // ParseMode validates a copilot_mode: empty means DefaultMode; case and
 // surrounding spaces are ignored.

@@ -5,16 +5,18 @@ import (
 	"encoding/json"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/agents/catalog"
 	"agentchat/internal/tools/consoletools"
 	"agentchat/internal/tools/gns3tools"
 	"agentchat/internal/tools/knowledge"
 )
 
 // ModeTroubleshootingInjection is the gns3-copilot mode that breaks a lab
-// on purpose for a student to repair. Only POST .../chat/inject starts it
-// (ParseMode, for requests and configurations, does not accept it); its
-// sessions record it like any mode.
-const ModeTroubleshootingInjection = "troubleshooting_injection"
+// on purpose for a student to repair (catalog.ModeTroubleshootingInjection).
+// Only POST .../chat/inject starts it (ParseMode, for requests and
+// configurations, does not accept it); its sessions record it like any
+// mode.
+const ModeTroubleshootingInjection = catalog.ModeTroubleshootingInjection
 
 // Names of lab tools of other packages that the injection mode offers
 // (the link tools of gns3tools; a name no toolset gives is simply never
@@ -26,7 +28,7 @@ const (
 
 // AllModes returns every mode of the gns3-copilot: those a request may
 // ask for (Modes), then troubleshooting_injection.
-func AllModes() []string { return append(Modes(), ModeTroubleshootingInjection) }
+func AllModes() []string { return catalog.AllCopilotModes() }
 
 // parseTurnMode validates the mode the runtime resolved for a turn: one of
 // AllModes, or empty for DefaultMode.

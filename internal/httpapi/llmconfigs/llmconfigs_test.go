@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"agentchat/internal/agents"
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3/gns3test"
 	"agentchat/internal/httpapi/llmconfigs"
@@ -902,12 +901,6 @@ func TestOneRouterServesEveryRoute(t *testing.T) {
 	must(t, e.as(t, "alice", http.MethodPut, mine+"/default/"+c.ConfigID, nil), http.StatusOK)
 	must(t, e.as(t, "alice", http.MethodGet, mine+"/default", nil), http.StatusOK)
 	must(t, e.as(t, "alice", http.MethodDelete, mine+"/"+c.ConfigID, nil), http.StatusNoContent)
-}
-
-func TestModesMatchAgents(t *testing.T) {
-	if !slices.Equal(llmconfigs.CopilotModes(), agents.Modes()) {
-		t.Fatalf("CopilotModes() = %v, agents.Modes() = %v", llmconfigs.CopilotModes(), agents.Modes())
-	}
 }
 
 func TestEffectiveWithoutGroups(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"agentchat/internal/agents/catalog"
 	"agentchat/internal/approval"
 	"agentchat/internal/httpapi"
-	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/llmconfig"
 )
 
@@ -77,10 +77,6 @@ func ModelTypes() []string {
 
 // ContextStrategies returns the accepted config.context_strategy values.
 func ContextStrategies() []string { return []string{"conservative", "balanced", "aggressive"} }
-
-// CopilotModes returns the accepted config.copilot_mode values (those of
-// the gns3-copilot agent).
-func CopilotModes() []string { return sessions.CopilotModes() }
 
 // configFields are the keys of config the API knows; the GNS3 form of a
 // request gives them at the top level.
@@ -322,7 +318,7 @@ func configValue(k, name string, v json.RawMessage) (any, error) {
 	case fieldContextStrategy:
 		return parseEnum(name, v, ContextStrategies())
 	case fieldCopilotMode:
-		return parseEnum(name, v, CopilotModes())
+		return parseEnum(name, v, catalog.CopilotModes())
 	case approval.ConfigKey:
 		return parseEnum(name, v, []string{string(approval.Off), string(approval.Changes), string(approval.All)})
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"agentchat/internal/agents/catalog"
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/store"
@@ -257,37 +258,18 @@ func SessionKey(r *http.Request) (store.Key, error) {
 	return store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: httpapi.NormalizeUUID(sid)}, nil
 }
 
-// The gns3-copilot modes that the listing filters on (copilot_mode), as
-// agents.Modes() names them. They are spelled out here because the session
-// functions must not link the agent side (internal/deploy checks it).
-const (
-	ModeTeachingAssistant      = "teaching_assistant"
-	ModeLabAutomationAssistant = "lab_automation_assistant"
-	// ModeTroubleshootingInjection is the mode of the sessions POST
-	// .../chat/inject creates; the listing filters on it too.
-	ModeTroubleshootingInjection = "troubleshooting_injection"
-)
-
-// CopilotModes returns the modes accepted by ParseCopilotMode, in the order
-// of agents.Modes().
-func CopilotModes() []string {
-	return []string{ModeTeachingAssistant, ModeLabAutomationAssistant}
-}
-
-// ListModes returns the modes the listing filters on: CopilotModes, then
-// troubleshooting_injection (agents.AllModes()).
-func ListModes() []string { return append(CopilotModes(), ModeTroubleshootingInjection) }
-
 // ParseCopilotMode reads the copilot_mode query parameter of the listing:
-// "" (no filter) when it is absent or blank, else one of ListModes (case
-// and surrounding spaces are ignored, as for the copilot_mode of a chat
-// request); anything else is a 422.
+// "" (no filter) when it is absent or blank, else one of
+// catalog.AllCopilotModes (with the mode of the sessions POST
+// .../chat/inject creates; case and surrounding spaces are ignored, as
+// for the copilot_mode of a chat request); anything else is a 422.
 func ParseCopilotMode(r *http.Request) (string, error) {
 	m := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("copilot_mode")))
-	if m == "" || slices.Contains(ListModes(), m) {
+	modes := catalog.AllCopilotModes()
+	if m == "" || slices.Contains(modes, m) {
 		return m, nil
 	}
-	return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter 'copilot_mode' must be one of: %s", strings.Join(ListModes(), ", "))
+	return "", httpapi.Errorf(http.StatusUnprocessableEntity, "Query parameter 'copilot_mode' must be one of: %s", strings.Join(modes, ", "))
 }
 
 // ParseLimit reads an integer query parameter in 1..1000.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"agentchat/internal/agents/catalog"
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
 	"agentchat/internal/gns3/gns3test"
@@ -160,8 +161,8 @@ func seedModes(t *testing.T, st store.Store, user string, offset int, modes []st
 func TestListByCopilotMode(t *testing.T) {
 	e := newEnv(t, apitest.Options{})
 	const (
-		ta = sessions.ModeTeachingAssistant
-		la = sessions.ModeLabAutomationAssistant
+		ta = catalog.ModeTeachingAssistant
+		la = catalog.ModeLabAutomationAssistant
 	)
 	// alice: threads 0..9; bob: threads 20..21, both modes.
 	seedModes(t, e.Store, "alice", 0, []string{ta, la, "", ta, "", "", la, ta, "", ta})
@@ -257,9 +258,9 @@ func TestParseCopilotMode(t *testing.T) {
 		{"", "", false},
 		{"copilot_mode=", "", false},
 		{"copilot_mode=%20%20", "", false},
-		{"copilot_mode=teaching_assistant", sessions.ModeTeachingAssistant, false},
-		{"copilot_mode=LAB_AUTOMATION_ASSISTANT", sessions.ModeLabAutomationAssistant, false},
-		{"copilot_mode=lab_automation_assistant&copilot_mode=x", sessions.ModeLabAutomationAssistant, false},
+		{"copilot_mode=teaching_assistant", catalog.ModeTeachingAssistant, false},
+		{"copilot_mode=LAB_AUTOMATION_ASSISTANT", catalog.ModeLabAutomationAssistant, false},
+		{"copilot_mode=lab_automation_assistant&copilot_mode=x", catalog.ModeLabAutomationAssistant, false},
 		{"copilot_mode=teaching_assistant_v2", "", true},
 		{"copilot_mode=x&copilot_mode=teaching_assistant", "", true},
 	}
