@@ -36,6 +36,10 @@ type ProjectError struct {
 // Error returns the public message.
 func (e *ProjectError) Error() string { return e.Message }
 
+// Refusal returns the HTTP status and the public message of the refusal
+// (it is an httpapi.Refusal).
+func (e *ProjectError) Refusal() (int, string) { return e.Status, e.Message }
+
 // Unwrap returns the cause.
 func (e *ProjectError) Unwrap() error { return e.Err }
 

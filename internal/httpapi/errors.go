@@ -103,6 +103,27 @@ type StatusError struct {
 
 func (e *StatusError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
 
+// Refusal is an error of another package that tells the HTTP status and
+// the public message it is answered with, such as the refusals of a
+// ProjectChecker (gns3.ProjectError): this package needs no knowledge of
+// where they come from.
+type Refusal interface {
+	error
+	// Refusal returns the status and the message to show the client.
+	Refusal() (status int, message string)
+}
+
+// RefusalOf returns the StatusError of the Refusal in err's chain, and
+// false when err holds none.
+func RefusalOf(err error) (*StatusError, bool) {
+	var rf Refusal
+	if !errors.As(err, &rf) {
+		return nil, false
+	}
+	status, msg := rf.Refusal()
+	return &StatusError{Status: status, Message: msg}, true
+}
+
 // StatusClientClosed is the status given to a request cancelled because
 // its client went away (nginx's 499): nobody reads the answer, and it is no
 // server failure, so that the access log and the alarms do not count it as

@@ -25,7 +25,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"agentchat/internal/auth"
-	"agentchat/internal/gns3"
 	"agentchat/internal/logctx"
 	"agentchat/internal/telemetry"
 )
@@ -36,7 +35,8 @@ type Authenticator interface {
 }
 
 // ProjectChecker decides whether a user may chat in a project. Its refusals
-// are *gns3.ProjectError values carrying the status and message to send.
+// are Refusal errors (gns3.ProjectError) carrying the status and message
+// to send.
 type ProjectChecker interface {
 	CheckProject(ctx context.Context, id auth.Identity, projectID string) error
 }
@@ -289,12 +289,13 @@ func (d Deps) checkProject(r *http.Request, id auth.Identity) error {
 	if err == nil {
 		return nil
 	}
-	var pe *gns3.ProjectError
-	if errors.As(err, &pe) {
-		if pe.Err != nil {
-			Logger(r.Context()).WarnContext(r.Context(), "project check refused", "project_id", pid, "status", pe.Status, "cause", pe.Err.Error())
+	var rf Refusal
+	if errors.As(err, &rf) {
+		status, msg := rf.Refusal()
+		if cause := errors.Unwrap(rf); cause != nil {
+			Logger(r.Context()).WarnContext(r.Context(), "project check refused", "project_id", pid, "status", status, "cause", cause.Error())
 		}
-		return &StatusError{Status: pe.Status, Message: pe.Message}
+		return &StatusError{Status: status, Message: msg}
 	}
 	return fmt.Errorf("check project %s: %w", pid, err)
 }

@@ -102,9 +102,8 @@ func (h *Handlers) auditCaller(r *http.Request, projectID string) (user string, 
 	}
 	if h.o.Projects != nil {
 		if err := h.o.Projects.CheckProject(r.Context(), id, projectID); err != nil {
-			var pe *gns3.ProjectError
-			if errors.As(err, &pe) {
-				return "", false, &httpapi.StatusError{Status: pe.Status, Message: pe.Message}
+			if se, ok := httpapi.RefusalOf(err); ok {
+				return "", false, se
 			}
 			return "", false, err
 		}

@@ -2,14 +2,12 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"agentchat/internal/auth"
-	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/store"
 )
@@ -46,9 +44,8 @@ func (p RemovalPolicy) AuthorizeRemoval(r *http.Request, projectID string) error
 	}
 	gone, err := p.Projects.ProjectGone(r.Context(), id, projectID)
 	if err != nil {
-		var pe *gns3.ProjectError
-		if errors.As(err, &pe) {
-			return &httpapi.StatusError{Status: pe.Status, Message: pe.Message}
+		if se, ok := httpapi.RefusalOf(err); ok {
+			return se
 		}
 		return fmt.Errorf("check project %s is gone: %w", projectID, err)
 	}
