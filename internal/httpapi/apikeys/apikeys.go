@@ -35,8 +35,8 @@ import (
 
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
-	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/httpapi/views"
 	"agentchat/internal/store"
 
 	"github.com/google/uuid"
@@ -272,7 +272,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.WriteJSON(w, http.StatusCreated, KeyCreated{
 		ID: k.ID, Name: k.Name, Key: secret, Prefix: k.Prefix,
-		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt), Limits: limitsOf(k.Limits),
+		CreatedAt: views.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt), Limits: limitsOf(k.Limits),
 	})
 	return nil
 }
@@ -361,7 +361,7 @@ func optTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
 	}
-	s := sessions.Timestamp(t)
+	s := views.Timestamp(t)
 	return &s
 }
 
@@ -369,7 +369,7 @@ func optTime(t time.Time) *string {
 func keyOf(k *store.APIKey, now time.Time) Key {
 	return Key{
 		ID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: status(k, now),
-		CreatedAt: sessions.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
+		CreatedAt: views.Timestamp(k.CreatedAt), ExpiresAt: optTime(k.ExpiresAt),
 		RevokedAt: optTime(k.RevokedAt), LastUsedAt: optTime(k.LastUsed), Limits: limitsOf(k.Limits),
 	}
 }

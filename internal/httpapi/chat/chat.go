@@ -21,7 +21,7 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/budget"
 	"agentchat/internal/httpapi"
-	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/httpapi/views"
 	"agentchat/internal/llm"
 	"agentchat/internal/sse"
 	"agentchat/internal/store"
@@ -430,11 +430,11 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 
 // Reply is the body answered to a request with "stream": false.
 type Reply struct {
-	SessionID    string                   `json:"session_id"`
-	MessageID    string                   `json:"message_id,omitempty"`
-	Content      string                   `json:"content"`
-	ToolMessages []sessions.OpenAIMessage `json:"tool_messages,omitempty"`
-	Error        string                   `json:"error,omitempty"`
+	SessionID    string                `json:"session_id"`
+	MessageID    string                `json:"message_id,omitempty"`
+	Content      string                `json:"content"`
+	ToolMessages []views.OpenAIMessage `json:"tool_messages,omitempty"`
+	Error        string                `json:"error,omitempty"`
 }
 
 // collect runs the turn without streaming and answers one JSON object.
@@ -450,7 +450,7 @@ func (h *Handlers) collect(w http.ResponseWriter, r *http.Request, turn *agent.T
 			b.WriteString(ev.Content)
 			out.MessageID = ev.MessageID
 		case agent.EventToolEnd:
-			out.ToolMessages = append(out.ToolMessages, sessions.OpenAIMessage{Role: store.RoleTool, Name: ev.ToolName, ToolCallID: ev.ToolCallID, Content: ev.ToolOutput})
+			out.ToolMessages = append(out.ToolMessages, views.OpenAIMessage{Role: store.RoleTool, Name: ev.ToolName, ToolCallID: ev.ToolCallID, Content: ev.ToolOutput})
 		case agent.EventError:
 			out.Error = ev.Error
 		}

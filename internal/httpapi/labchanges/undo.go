@@ -11,7 +11,6 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi"
-	"agentchat/internal/httpapi/sessions"
 	"agentchat/internal/store"
 )
 
@@ -32,7 +31,7 @@ type UndoResult struct {
 func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000-07:00") }
 
 func (h *Handlers) undo(w http.ResponseWriter, r *http.Request) error {
-	k, err := sessions.SessionKey(r)
+	k, err := httpapi.SessionKey(r)
 	if err != nil {
 		return err
 	}

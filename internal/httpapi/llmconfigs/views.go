@@ -3,7 +3,7 @@ package llmconfigs
 import (
 	"maps"
 
-	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/httpapi/views"
 	"agentchat/internal/llmconfig"
 	"agentchat/internal/store"
 )
@@ -74,7 +74,7 @@ func View(c *store.LLMConfig) Config {
 	v := Config{
 		ConfigID: c.ID, Name: c.Name, ModelType: c.ModelType, Config: cfg,
 		IsDefault: c.IsDefault, Version: c.Version,
-		CreatedAt: sessions.Timestamp(c.CreatedAt), UpdatedAt: sessions.Timestamp(c.UpdatedAt),
+		CreatedAt: views.Timestamp(c.CreatedAt), UpdatedAt: views.Timestamp(c.UpdatedAt),
 		APIKeySet: c.APIKeyCipher != "", APIKeyHint: c.APIKeyHint,
 	}
 	if !v.APIKeySet {

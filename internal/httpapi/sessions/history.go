@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/views"
 	"agentchat/internal/store"
 )
 
@@ -25,7 +26,7 @@ const HeaderNextCursor = "X-Next-Cursor"
 // text past the first. When older messages remain, X-Next-Cursor holds
 // the before of the page that continues backwards.
 func (h *Handlers) history(w http.ResponseWriter, r *http.Request) error {
-	k, err := SessionKey(r)
+	k, err := httpapi.SessionKey(r)
 	if err != nil {
 		return err
 	}
@@ -48,9 +49,9 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request) error {
 	out := ConversationHistory{
 		ThreadID:  s.ThreadID,
 		Title:     s.Title,
-		Messages:  make([]OpenAIMessage, 0, len(msgs)),
-		CreatedAt: Timestamp(s.CreatedAt),
-		UpdatedAt: Timestamp(s.UpdatedAt),
+		Messages:  make([]views.OpenAIMessage, 0, len(msgs)),
+		CreatedAt: views.Timestamp(s.CreatedAt),
+		UpdatedAt: views.Timestamp(s.UpdatedAt),
 		LLMCalls:  s.LLMCallsCount,
 	}
 	for i := range msgs {

@@ -145,7 +145,7 @@ func ValidateTitle(title *string) (string, error) {
 }
 
 func (h *Handlers) rename(w http.ResponseWriter, r *http.Request) error {
-	k, err := SessionKey(r)
+	k, err := httpapi.SessionKey(r)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (h *Handlers) rename(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) error {
-	k, err := SessionKey(r)
+	k, err := httpapi.SessionKey(r)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (h *Handlers) unpin(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handlers) setPinned(w http.ResponseWriter, r *http.Request, pinned bool) error {
-	k, err := SessionKey(r)
+	k, err := httpapi.SessionKey(r)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (h *Handlers) setPinned(w http.ResponseWriter, r *http.Request, pinned bool
 // abort sets the session's abort flag: the running turn, on whatever
 // instance, stops at its next safe point and ends its stream with done.
 func (h *Handlers) abort(w http.ResponseWriter, r *http.Request) error {
-	k, err := SessionKey(r)
+	k, err := httpapi.SessionKey(r)
 	if err != nil {
 		return err
 	}
@@ -242,20 +242,6 @@ func (s syncRemover) RemoveProject(ctx context.Context, projectID string) (bool,
 		return false, err
 	}
 	return true, nil
-}
-
-// SessionKey returns the key of the session named by the request path, for
-// the authenticated user, after validating the ids.
-func SessionKey(r *http.Request) (store.Key, error) {
-	id, ok := auth.FromContext(r.Context())
-	if !ok {
-		return store.Key{}, httpapi.Errorf(http.StatusUnauthorized, "Not authenticated")
-	}
-	sid := r.PathValue("session_id")
-	if err := httpapi.ValidateUUID("session_id", sid); err != nil {
-		return store.Key{}, err
-	}
-	return store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: httpapi.NormalizeUUID(sid)}, nil
 }
 
 // ParseCopilotMode reads the copilot_mode query parameter of the listing:

@@ -24,6 +24,7 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/apitest"
 	"agentchat/internal/httpapi/sessions"
+	"agentchat/internal/httpapi/views"
 	"agentchat/internal/store"
 )
 
@@ -573,13 +574,13 @@ func webUIDate(v string) (time.Time, error) {
 
 var numericOffset = regexp.MustCompile(`[+-]\d{2}:\d{2}$`)
 
-// TestWebUIDate: the UI's rule accepts what Timestamp writes and refuses
+// TestWebUIDate: the UI's rule accepts what views.Timestamp writes and refuses
 // the "...Z" form it turns into "...ZZ".
 func TestWebUIDate(t *testing.T) {
 	at := time.Date(2026, 12, 3, 6, 2, 11, 123456789, time.UTC)
-	got := sessions.Timestamp(at)
+	got := views.Timestamp(at)
 	if got != "2026-12-03T06:02:11.123456+00:00" {
-		t.Fatalf("Timestamp = %q", got)
+		t.Fatalf("views.Timestamp = %q", got)
 	}
 	if parsed, err := webUIDate(got); err != nil || !parsed.Equal(at.Truncate(time.Microsecond)) {
 		t.Fatalf("web UI reads %q as %v (%v)", got, parsed, err)

@@ -1,8 +1,7 @@
 package sessions
 
 import (
-	"time"
-
+	"agentchat/internal/httpapi/views"
 	"agentchat/internal/pricing"
 	"agentchat/internal/store"
 )
@@ -40,39 +39,15 @@ type SessionStats struct {
 	UnpricedLLMCalls int64 `json:"unpriced_llm_calls"`
 }
 
-// OpenAIMessage is the JSON view of a stored message.
-type OpenAIMessage struct {
-	ID         string           `json:"id"`
-	Role       string           `json:"role"`
-	Content    string           `json:"content"`
-	CreatedAt  string           `json:"created_at"`
-	Name       string           `json:"name,omitempty"`
-	ToolCallID string           `json:"tool_call_id,omitempty"`
-	ToolCalls  []store.ToolCall `json:"tool_calls,omitempty"`
-	Metadata   map[string]any   `json:"metadata,omitempty"`
-}
-
 // ConversationHistory is the JSON view of a session's last messages.
 type ConversationHistory struct {
-	ThreadID  string          `json:"thread_id"`
-	Title     string          `json:"title"`
-	Messages  []OpenAIMessage `json:"messages"`
-	CreatedAt string          `json:"created_at"`
-	UpdatedAt string          `json:"updated_at"`
-	LLMCalls  int64           `json:"llm_calls"`
+	ThreadID  string                `json:"thread_id"`
+	Title     string                `json:"title"`
+	Messages  []views.OpenAIMessage `json:"messages"`
+	CreatedAt string                `json:"created_at"`
+	UpdatedAt string                `json:"updated_at"`
+	LLMCalls  int64                 `json:"llm_calls"`
 }
-
-// Timestamp formats t as RFC 3339 in UTC with microseconds and a numeric
-// offset, 2026-12-03T06:02:11.123456+00:00: the GNS3 web UI appends "Z" to
-// any time that does not end in a numeric offset, so "...Z" would read as
-// "...ZZ", an invalid date.
-func Timestamp(t time.Time) string {
-	return t.UTC().Format(TimestampLayout)
-}
-
-// TimestampLayout is the layout of every time in a project-chat,
-// LLM-configuration or API-key body.
-const TimestampLayout = "2006-01-02T15:04:05.000000-07:00"
 
 // SessionView converts a stored session to its JSON view.
 func SessionView(s *store.Session) ChatSession {
@@ -86,8 +61,8 @@ func SessionView(s *store.Session) ChatSession {
 		InputTokens:   s.InputTokens,
 		OutputTokens:  s.OutputTokens,
 		TotalTokens:   s.TotalTokens,
-		CreatedAt:     Timestamp(s.CreatedAt),
-		UpdatedAt:     Timestamp(s.UpdatedAt),
+		CreatedAt:     views.Timestamp(s.CreatedAt),
+		UpdatedAt:     views.Timestamp(s.UpdatedAt),
 		Metadata:      s.Metadata,
 		Stats: SessionStats{
 			ToolCalls:    s.Stats.ToolCalls,
@@ -101,7 +76,7 @@ func SessionView(s *store.Session) ChatSession {
 		Pinned: s.Pinned,
 	}
 	if !s.LastMessageAt.IsZero() {
-		ts := Timestamp(s.LastMessageAt)
+		ts := views.Timestamp(s.LastMessageAt)
 		v.LastMessageAt = &ts
 	}
 	if v.Metadata == nil {
@@ -114,12 +89,12 @@ func SessionView(s *store.Session) ChatSession {
 }
 
 // MessageView converts a stored message to its JSON view.
-func MessageView(m *store.Message) OpenAIMessage {
-	return OpenAIMessage{
+func MessageView(m *store.Message) views.OpenAIMessage {
+	return views.OpenAIMessage{
 		ID:         m.ID,
 		Role:       m.Role,
 		Content:    m.Content,
-		CreatedAt:  Timestamp(m.CreatedAt),
+		CreatedAt:  views.Timestamp(m.CreatedAt),
 		Name:       m.Name,
 		ToolCallID: m.ToolCallID,
 		ToolCalls:  m.ToolCalls,
