@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/budgetreq"
 	"agentchat/internal/pricing"
 	"agentchat/internal/store"
 )
@@ -51,42 +51,6 @@ func limitsOf(l store.KeyLimits) Limits {
 	return out
 }
 
-// MaxBudgetUSD bounds a budget (USD).
-const MaxBudgetUSD = 1_000_000
-
-// ParseBudget reads max_budget_usd and budget_period as a client sends
-// them (raw JSON; absent: keep cur, null or 0: no budget): a number of
-// dollars from 0 to MaxBudgetUSD (at most nano-dollar precision) and
-// "day", "month" or null (ever). A refusal is a 422 naming the field.
-func ParseBudget(maxRaw, periodRaw json.RawMessage, cur store.Budget) (store.Budget, error) {
-	maxRaw, periodRaw = bytes.TrimSpace(maxRaw), bytes.TrimSpace(periodRaw)
-	if len(maxRaw) > 0 {
-		if string(maxRaw) == "null" {
-			cur = store.Budget{}
-		} else {
-			usd, err := strconv.ParseFloat(string(maxRaw), 64)
-			if err != nil || usd < 0 || usd > MaxBudgetUSD || maxRaw[0] == '"' {
-				return cur, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'max_budget_usd' must be a number of dollars between 0 (no budget) and %d, or null", MaxBudgetUSD)
-			}
-			cur.MaxNanos = int64(math.Round(usd * pricing.NanosPerUSD))
-		}
-	}
-	if len(periodRaw) > 0 {
-		var p *string
-		if err := json.Unmarshal(periodRaw, &p); err != nil || (p != nil && (*p == "" || !store.ValidBudgetPeriod(*p))) {
-			return cur, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'budget_period' must be \"day\", \"month\" or null (no period: every day counts)")
-		}
-		cur.Period = ""
-		if p != nil {
-			cur.Period = *p
-		}
-	}
-	if !cur.Set() {
-		cur = store.Budget{}
-	}
-	return cur, nil
-}
-
 // LimitsRequest sets a key's limits, at creation or with PATCH: each
 // field absent keeps the limit (none at creation), null or 0 removes it,
 // a whole number sets it (max_parallel 1..1000, rpm 1..1000000, tpm
@@ -95,7 +59,7 @@ type LimitsRequest struct {
 	MaxParallel json.RawMessage `json:"max_parallel"`
 	RPM         json.RawMessage `json:"rpm"`
 	TPM         json.RawMessage `json:"tpm"`
-	// MaxBudgetUSD and BudgetPeriod set the key's budget (ParseBudget).
+	// MaxBudgetUSD and BudgetPeriod set the key's budget (budgetreq.Parse).
 	MaxBudgetUSD json.RawMessage `json:"max_budget_usd"`
 	BudgetPeriod json.RawMessage `json:"budget_period"`
 }
@@ -126,7 +90,7 @@ func (req *LimitsRequest) apply(cur store.KeyLimits) (store.KeyLimits, error) {
 		}
 		*f.dst = int(n)
 	}
-	b, err := ParseBudget(req.MaxBudgetUSD, req.BudgetPeriod, cur.Budget)
+	b, err := budgetreq.Parse(req.MaxBudgetUSD, req.BudgetPeriod, cur.Budget)
 	if err != nil {
 		return cur, err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"agentchat/internal/budget"
 	"agentchat/internal/httpapi"
-	"agentchat/internal/httpapi/apikeys"
+	"agentchat/internal/httpapi/budgetreq"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/pricing"
 	"agentchat/internal/store"
@@ -96,7 +96,7 @@ func (h *Handlers) putBudget(w http.ResponseWriter, r *http.Request) error {
 	if len(body.MaxBudgetUSD) == 0 {
 		return httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'max_budget_usd' is required (null removes the budget)")
 	}
-	b, err := apikeys.ParseBudget(body.MaxBudgetUSD, body.BudgetPeriod, store.Budget{})
+	b, err := budgetreq.Parse(body.MaxBudgetUSD, body.BudgetPeriod, store.Budget{})
 	if err != nil {
 		return err
 	}
