@@ -1,10 +1,6 @@
 package llmconfig
 
-import (
-	"testing"
-
-	"agentchat/internal/store"
-)
+import "testing"
 
 func TestDefaultBaseURL(t *testing.T) {
 	for p, want := range map[string]string{
@@ -20,14 +16,5 @@ func TestDefaultBaseURL(t *testing.T) {
 	}
 	if _, ok := DefaultBaseURL("aws"); ok {
 		t.Error("aws has a default")
-	}
-}
-
-func TestKeyAAD(t *testing.T) {
-	if got := KeyAAD(store.UserOwner("alice"), "c1"); got != "llmcfg:U#alice:c1" {
-		t.Error(got)
-	}
-	if got := KeyAAD(store.GroupOwner("g1"), "c1"); got != "llmcfg:G#g1:c1" {
-		t.Error(got)
 	}
 }
