@@ -113,6 +113,14 @@ func TestUsageLedger(t *testing.T) {
 		t.Fatalf("/v1 completion with X-Include-Cost: %d, usage %+v, want cost_usd %v", resp.StatusCode, completion.Usage, float64(keyCost)/1e9)
 	}
 
+	// A price that is not one is refused when the configuration is written.
+	if st, out := bob.do(http.MethodPost, "/v3/access/users/me/llm-model-configs", map[string]any{
+		"name": "Bad", "model_type": "text", "config": map[string]any{"provider": "openai", "base_url": own.BaseURL(), "model": "m",
+			"context_limit": 8, "input_cost_per_mtok": -1, "output_cost_per_mtok": 1},
+	}); st != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(out["message"]), "config.input_cost_per_mtok") {
+		t.Fatalf("a negative price: %d %v", st, out)
+	}
+
 	// 3. Bob's configuration has no prices: his cost is unknown, not 0.
 	if st, out := bob.do(http.MethodPost, "/v3/access/users/me/llm-model-configs", map[string]any{
 		"name": "Free?", "model_type": "text", "is_default": true,

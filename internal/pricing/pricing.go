@@ -37,10 +37,16 @@ type Prices struct {
 	HasCached   bool
 }
 
+// FieldError is a price that cannot be read: its key and why.
+type FieldError struct{ Key, Reason string }
+
+// Error names the key and the reason.
+func (e *FieldError) Error() string { return e.Key + ": " + e.Reason }
+
 // FromConfig reads the prices of an LLM configuration's config object
 // (absent keys: unknown prices). A price that is not a number from 0 to
 // 1,000,000 (a JSON number or a numeric string, as a form may send it) is
-// an error naming its key.
+// a *FieldError.
 func FromConfig(cfg map[string]any) (Prices, error) {
 	var (
 		p        Prices
@@ -63,7 +69,7 @@ func FromConfig(cfg map[string]any) (Prices, error) {
 		x, err := price(v)
 		if err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("%s: %w", f.key, err)
+				firstErr = &FieldError{Key: f.key, Reason: err.Error()}
 			}
 			continue
 		}

@@ -3,6 +3,7 @@ package llmconfigs
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"agentchat/internal/approval"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/llmconfig"
+	"agentchat/internal/pricing"
 )
 
 // Field names of the API.
@@ -562,6 +564,12 @@ func finalize(cfg map[string]any, prefix string) error {
 	}
 	if extras > MaxExtraFields {
 		return unprocessable("A configuration may have at most %d extra keys (got %d)", MaxExtraFields, extras)
+	}
+	if _, err := pricing.FromConfig(cfg); err != nil {
+		if fe, ok := errors.AsType[*pricing.FieldError](err); ok {
+			return unprocessable("Field '%s%s' must be a price in USD per million tokens: %s", prefix, fe.Key, fe.Reason)
+		}
+		return unprocessable("%s", err)
 	}
 	return nil
 }
