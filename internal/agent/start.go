@@ -99,6 +99,10 @@ type Turn struct {
 // Session returns the session as it was when the turn started.
 func (t *Turn) Session() *store.Session { return t.session }
 
+// ID is the turn's id, unique among all turns (its lease owner): the
+// prefix of its stream's event ids.
+func (t *Turn) ID() string { return t.owner }
+
 // Mode returns the turn's agent mode: the requested one, else the user's
 // configured one, else the session's, else the agent's default (empty for an agent without modes).
 func (t *Turn) Mode() string { return t.mode }

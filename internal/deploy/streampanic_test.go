@@ -25,14 +25,15 @@ import (
 // writing the SSE data event of that number (1-based).
 const panicAtHeader = "X-Test-Panic-At"
 
-// panicWriter panics instead of writing its at-th SSE data event.
+// panicWriter panics instead of writing its at-th SSE data event (with its
+// id line, when it has one).
 type panicWriter struct {
 	http.ResponseWriter
 	at, n int
 }
 
 func (w *panicWriter) Write(b []byte) (int, error) {
-	if bytes.HasPrefix(b, []byte("data: ")) {
+	if bytes.HasPrefix(b, []byte("data: ")) || bytes.HasPrefix(b, []byte("id: ")) {
 		if w.n++; w.n == w.at {
 			panic(fmt.Sprintf("injected panic at SSE event %d", w.n))
 		}

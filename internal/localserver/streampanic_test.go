@@ -93,7 +93,8 @@ func agentInjections() []*injection {
 // call is the project chat's only).
 var mustFire = []string{"prepare", "llm", "refresh", "tool", "write"}
 
-// panicWriter panics instead of writing the writeAt-th SSE data event.
+// panicWriter panics instead of writing the writeAt-th SSE data event
+// (with its id line, when it has one).
 type panicWriter struct {
 	http.ResponseWriter
 	in *injection
@@ -101,7 +102,7 @@ type panicWriter struct {
 }
 
 func (w *panicWriter) Write(b []byte) (int, error) {
-	if bytes.HasPrefix(b, []byte("data: ")) {
+	if bytes.HasPrefix(b, []byte("data: ")) || bytes.HasPrefix(b, []byte("id: ")) {
 		w.n++
 		if w.n == w.in.writeAt {
 			w.in.fire(fmt.Sprintf("the write of SSE event %d", w.n))
@@ -321,7 +322,7 @@ func (ps *panicServer) do(t *testing.T, method, path string, body []byte, in *in
 }
 
 // dataEvents returns the data payloads of an SSE body, failing on a line
-// that is neither data, a comment nor blank.
+// that is neither data, an event id, a comment nor blank.
 func dataEvents(t *testing.T, body []byte) []string {
 	t.Helper()
 	var out []string
@@ -329,7 +330,7 @@ func dataEvents(t *testing.T, body []byte) []string {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		switch line := sc.Text(); {
-		case line == "", strings.HasPrefix(line, ":"):
+		case line == "", strings.HasPrefix(line, ":"), strings.HasPrefix(line, "id: "):
 		case strings.HasPrefix(line, "data: "):
 			out = append(out, strings.TrimPrefix(line, "data: "))
 		default:

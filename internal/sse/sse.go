@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,33 @@ type Stream struct {
 	// queued is true while something written is not flushed (the headers
 	// of an Open stream, queued events).
 	queued bool
+	// idPrefix, once NumberEvents set it, starts the id of every event
+	// but those written by Unnumbered; seq is the last number given.
+	idPrefix string
+	seq      int64
+}
+
+// NumberEvents gives every event written from now on, but those written
+// with UnnumberedJSON, an SSE `id:` line "<prefix>:<n>", n counting from 1,
+// so that a client knows the last event it received (EventSource's
+// Last-Event-ID). Clients that read only `data:` lines are unaffected.
+func (s *Stream) NumberEvents(prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idPrefix = prefix
+}
+
+// UnnumberedJSON is JSON without an event id, for an event that is not
+// part of what a client may ask to receive again (a heartbeat).
+func (s *Stream) UnnumberedJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode sse event: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frameAs(b, false)
+	return s.writeLocked(s.buf, true)
 }
 
 // Header sets the SSE response headers on h.
@@ -137,9 +165,21 @@ func (s *Stream) errLocked() error {
 	return s.err
 }
 
-// frame sets s.buf to the event of payload b.
-func (s *Stream) frame(b []byte) {
+// frame sets s.buf to the event of payload b, numbered when NumberEvents
+// asked for it.
+func (s *Stream) frame(b []byte) { s.frameAs(b, true) }
+
+// frameAs is frame; numbered false leaves the event without an id.
+func (s *Stream) frameAs(b []byte, numbered bool) {
 	s.buf = s.buf[:0]
+	if numbered && s.idPrefix != "" {
+		s.seq++
+		s.buf = append(s.buf, "id: "...)
+		s.buf = append(s.buf, s.idPrefix...)
+		s.buf = append(s.buf, ':')
+		s.buf = strconv.AppendInt(s.buf, s.seq, 10)
+		s.buf = append(s.buf, '\n')
+	}
 	for {
 		i := indexNewline(b)
 		s.buf = append(s.buf, "data: "...)

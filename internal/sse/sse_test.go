@@ -240,3 +240,27 @@ func TestStalledClientDoesNotBlockForever(t *testing.T) {
 		t.Fatal("a write to a stalled client blocked")
 	}
 }
+
+// TestNumberedEvents: after NumberEvents every event but UnnumberedJSON's
+// starts with its id line, one id for a payload of several data lines,
+// queued events numbered in order; comments carry none.
+func TestNumberedEvents(t *testing.T) {
+	rec := httptest.NewRecorder()
+	s := Start(rec)
+	_ = s.Data([]byte(`{"before":1}`))
+	s.NumberEvents("turn-7")
+	_ = s.Data([]byte(`{"a":1}`))
+	_ = s.QueueData([]byte("two\nlines"))
+	_ = s.UnnumberedJSON(map[string]string{"type": "heartbeat"})
+	_ = s.Comment("ping")
+	_ = s.JSON(map[string]int{"b": 2})
+	want := ": stream open\n\ndata: {\"before\":1}\n\n" +
+		"id: turn-7:1\ndata: {\"a\":1}\n\n" +
+		"id: turn-7:2\ndata: two\ndata: lines\n\n" +
+		"data: {\"type\":\"heartbeat\"}\n\n" +
+		": ping\n\n" +
+		"id: turn-7:3\ndata: {\"b\":2}\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Fatalf("stream:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -373,6 +373,8 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 	// awaited, or with the first event, or after OpenWithin: not before the
 	// LLM request, whose way out they would delay.
 	s := sse.Open(w)
+	// Every event but heartbeats carries id: <turn id>:<n>.
+	s.NumberEvents(turn.ID())
 	_ = s.QueueComment("stream open")
 	defer s.Close()
 	opened := time.AfterFunc(h.o.OpenWithin, func() { _ = s.Flush() })
@@ -381,7 +383,7 @@ func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn,
 		WroteRequest: func(httptrace.WroteRequestInfo) { _ = s.Flush() },
 	})
 	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {
-		_ = s.JSON(event{Type: "heartbeat", SessionID: sessionID})
+		_ = s.UnnumberedJSON(event{Type: "heartbeat", SessionID: sessionID})
 	})
 	done := false
 	defer func() {
