@@ -131,20 +131,21 @@ func (c Checker) Left(ctx context.Context, userID, keyID string, key store.Budge
 	type budget struct {
 		of       string
 		b        store.Budget
+		keyID    string // the key whose spend counts; "" every key
 		from, to string
 		spent    int64
 	}
 	var bs []budget
 	first := ""
 	for _, x := range []struct {
-		of string
-		b  store.Budget
-	}{{OfUser, user}, {OfKey, key}} {
+		of, keyID string
+		b         store.Budget
+	}{{OfUser, "", user}, {OfKey, keyID, key}} {
 		if !x.b.Set() {
 			continue
 		}
 		from, to := Window(x.b.Period, now)
-		bs = append(bs, budget{of: x.of, b: x.b, from: from, to: to})
+		bs = append(bs, budget{of: x.of, b: x.b, keyID: x.keyID, from: from, to: to})
 		if first == "" || from < first {
 			first = from
 		}
@@ -154,11 +155,7 @@ func (c Checker) Left(ctx context.Context, userID, keyID string, key store.Budge
 		return Limit{}, fmt.Errorf("check budgets: %w", err)
 	}
 	for i := range bs {
-		for _, r := range rows {
-			if r.Day >= bs[i].from && r.Day <= bs[i].to && (bs[i].of == OfUser || r.KeyID == keyID) {
-				bs[i].spent += r.CostNanos
-			}
-		}
+		bs[i].spent = spentIn(rows, bs[i].from, bs[i].to, bs[i].keyID)
 	}
 	var tightest Limit
 	for _, b := range bs {
@@ -170,4 +167,27 @@ func (c Checker) Left(ctx context.Context, userID, keyID string, key store.Budge
 		}
 	}
 	return tightest, nil
+}
+
+// spentIn sums the cost of the rows of the days from to to, of keyID's
+// only when it is set.
+func spentIn(rows []store.UsageRow, from, to, keyID string) int64 {
+	var spent int64
+	for _, r := range rows {
+		if r.Day >= from && r.Day <= to && (keyID == "" || r.KeyID == keyID) {
+			spent += r.CostNanos
+		}
+	}
+	return spent
+}
+
+// Spent returns the days a budget of period counts at now and what the
+// user's priced calls cost in them: one range read of the ledger.
+func Spent(ctx context.Context, l store.UsageLedger, userID, period string, now time.Time) (from, to string, nanos int64, err error) {
+	from, to = Window(period, now)
+	rows, err := l.ListUsage(ctx, userID, from, to)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("spent by user %s: %w", userID, err)
+	}
+	return from, to, spentIn(rows, from, to, ""), nil
 }

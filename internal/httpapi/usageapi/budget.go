@@ -109,19 +109,14 @@ func (h *Handlers) putBudget(w http.ResponseWriter, r *http.Request) error {
 
 // writeBudget answers the BudgetView of user's budget b.
 func (h *Handlers) writeBudget(w http.ResponseWriter, r *http.Request, user string, b store.Budget) error {
-	from, to := budget.Window(b.Period, h.o.Now())
-	rows, err := h.ledger.ListUsage(r.Context(), user, from, to)
+	from, to, spent, err := budget.Spent(r.Context(), h.ledger, user, b.Period, h.o.Now())
 	if err != nil {
 		return err
 	}
-	var spent int64
-	for _, row := range rows {
-		spent += row.CostNanos
-	}
 	v := BudgetView{UserID: user, From: from, To: to, SpentUSD: pricing.USD(spent)}
 	if b.Set() {
-		max, left := pricing.USD(b.MaxNanos), pricing.USD(max64(b.MaxNanos-spent, 0))
-		v.MaxBudgetUSD, v.LeftUSD = &max, &left
+		maxUSD, left := pricing.USD(b.MaxNanos), pricing.USD(max(b.MaxNanos-spent, 0))
+		v.MaxBudgetUSD, v.LeftUSD = &maxUSD, &left
 		if b.Period != store.BudgetTotal {
 			p := b.Period
 			v.BudgetPeriod = &p
@@ -129,11 +124,4 @@ func (h *Handlers) writeBudget(w http.ResponseWriter, r *http.Request, user stri
 	}
 	httpapi.WriteJSON(w, http.StatusOK, v)
 	return nil
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
