@@ -18,6 +18,9 @@ var ErrTurnSlotsFull = errors.New("too many turns running for this user")
 // pending abort request when that comes first.
 type LeaseHeldError struct {
 	Until time.Time
+	// Owner is the holder of the lease (the running turn's id), when the
+	// store tells it.
+	Owner string
 }
 
 // Error says that the lease is held, and until when.

@@ -82,7 +82,7 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	// item, or an emulator that does not return it) read the meta item.
 	old := cf.Item
 	if old == nil || getS(old, aUser) != k.UserID {
-		if old, err = s.readMeta(ctx, k, aLeaseUntil, aAbort, aAbortAt); err != nil {
+		if old, err = s.readMeta(ctx, k, aLeaseOwner, aLeaseUntil, aAbort, aAbortAt); err != nil {
 			return fmt.Errorf("acquire lease: %w", err)
 		}
 	}
@@ -111,7 +111,7 @@ func leaseHeld(it item) (*store.LeaseHeldError, error) {
 			free = min(free, at+int64(store.AbortGrace))
 		}
 	}
-	return &store.LeaseHeldError{Until: time.Unix(0, free).UTC()}, nil
+	return &store.LeaseHeldError{Until: time.Unix(0, free).UTC(), Owner: getS(it, aLeaseOwner)}, nil
 }
 
 // RenewLease implements store.Leases. A lease that expired but that nobody

@@ -157,11 +157,11 @@ func leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) 
 		return err
 	}
 	var (
-		untilText, abortAtText string
-		aborted                bool
+		owner, untilText, abortAtText string
+		aborted                       bool
 	)
-	err := tx.QueryRowContext(ctx, `SELECT lease_until, abort_requested, abort_at FROM sessions WHERE `+keyWhere, keyArgs(k)...).
-		Scan(&untilText, &aborted, &abortAtText)
+	err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_until, abort_requested, abort_at FROM sessions WHERE `+keyWhere, keyArgs(k)...).
+		Scan(&owner, &untilText, &aborted, &abortAtText)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	}
@@ -181,5 +181,5 @@ func leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) 
 			until = free
 		}
 	}
-	return &store.LeaseHeldError{Until: until}
+	return &store.LeaseHeldError{Until: until, Owner: owner}
 }

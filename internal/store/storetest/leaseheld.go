@@ -20,7 +20,8 @@ var leaseHeldTests = []struct {
 }
 
 // heldUntil calls AcquireLease(owner), which must be refused with a
-// *store.LeaseHeldError that errors.Is(ErrLeaseHeld), and returns its Until.
+// *store.LeaseHeldError that errors.Is(ErrLeaseHeld) and names holder "A",
+// and returns its Until.
 func heldUntil(t *testing.T, s store.Store, what string, k store.Key, owner string) time.Time {
 	t.Helper()
 	err := s.AcquireLease(t.Context(), k, owner, time.Hour)
@@ -28,6 +29,9 @@ func heldUntil(t *testing.T, s store.Store, what string, k store.Key, owner stri
 	var held *store.LeaseHeldError
 	if !errors.As(err, &held) {
 		t.Fatalf("%s: %v (%T) is not a *store.LeaseHeldError", what, err, err)
+	}
+	if held.Owner != "A" {
+		t.Errorf("%s: the error names holder %q, want A", what, held.Owner)
 	}
 	if d := held.RetryAfter(time.Now()); d < time.Second {
 		t.Errorf("%s: RetryAfter(now) = %v, want at least 1s", what, d)
