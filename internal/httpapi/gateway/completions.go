@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/llm"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -301,9 +302,9 @@ func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *ag
 
 // failRun answers an error RunStateless returned before any event: nothing
 // ran, so the answer says not to retry only when the error itself does
-// (writeError drops any x-should-retry set before).
+// (openaierr.Write drops any x-should-retry set before).
 func (g *Gateway) failRun(w http.ResponseWriter, r *http.Request, err error) {
-	writeError(w, g.runFailed(r, err, ""))
+	openaierr.Write(w, g.runFailed(r, err, ""))
 }
 
 // failLate answers a non-streamed run that failed after it started
@@ -313,7 +314,7 @@ func (g *Gateway) failRun(w http.ResponseWriter, r *http.Request, err error) {
 func (g *Gateway) failLate(w http.ResponseWriter, r *http.Request, res *agent.StatelessResult) {
 	ae := g.runFailed(r, res.Err, res.Error)
 	ae.NoRetry = ae.NoRetry || res.SideEffects
-	writeError(w, ae)
+	openaierr.Write(w, ae)
 }
 
 // failStream sends the error event of a run that failed after its stream
@@ -325,7 +326,7 @@ func (g *Gateway) failStream(r *http.Request, st *streamer, err error, human str
 
 // runFailed maps a failed run (runFailure) and logs it: a server-side
 // failure as a warning, one nothing recognizes as an error.
-func (g *Gateway) runFailed(r *http.Request, err error, human string) *apiError {
+func (g *Gateway) runFailed(r *http.Request, err error, human string) *openaierr.Error {
 	ae, known := runFailure(err, human)
 	keyTurnsMessage(r, err, ae)
 	switch {
@@ -407,7 +408,7 @@ func (g *Gateway) clientCalls(r *http.Request, rr *runRequest, res *agent.Statel
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "Internal server error"})
+		openaierr.Write(w, &openaierr.Error{Status: http.StatusInternalServerError, Message: "Internal server error"})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

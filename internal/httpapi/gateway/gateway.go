@@ -31,6 +31,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/store"
 )
 
@@ -210,7 +211,7 @@ func (g *Gateway) model(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a, ok := g.o.Agents.Get(id)
 	if !ok {
-		writeError(w, &apiError{
+		openaierr.Write(w, &openaierr.Error{
 			Status:  http.StatusNotFound,
 			Message: "The model '" + clip(id, 128) + "' does not exist. GET /v1/models lists the agents served here.",
 			Param:   "model", Code: "model_not_found",

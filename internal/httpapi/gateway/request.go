@@ -12,6 +12,7 @@ import (
 	"agentchat/internal/agent"
 	"agentchat/internal/agents"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/openaierr"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -188,7 +189,7 @@ func (c *ChatCompletionRequest) validate() (*runRequest, error) {
 		rr.includeUsage = c.StreamOptions.IncludeUsage || rr.includeCost
 	}
 	if c.N != nil && *c.N != 1 {
-		return nil, invalid("n", "Only n=1 is supported (got %d).", *c.N)
+		return nil, openaierr.Invalid("n", "Only n=1 is supported (got %d).", *c.N)
 	}
 	if err := c.Unsupported.check(); err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (c *ChatCompletionRequest) validate() (*runRequest, error) {
 		return nil, err
 	}
 	if len(msgs) == 0 {
-		return nil, invalid("messages", "'messages' must contain at least one message.")
+		return nil, openaierr.Invalid("messages", "'messages' must contain at least one message.")
 	}
 	rr.req.Messages = msgs
 	if rr.req.Temperature, err = temperature(c.Temperature); err != nil {
@@ -241,7 +242,7 @@ func copilotMode(s string) (string, error) {
 	}
 	m, err := agents.ParseMode(s)
 	if err != nil {
-		return "", invalid("copilot_mode", "'copilot_mode' must be one of: %s.", strings.Join(agents.Modes(), ", "))
+		return "", openaierr.Invalid("copilot_mode", "'copilot_mode' must be one of: %s.", strings.Join(agents.Modes(), ", "))
 	}
 	return m, nil
 }
@@ -251,15 +252,15 @@ func (c *ChatRequest) validate() (*runRequest, error) {
 	rr := &runRequest{agentID: c.AgentID, model: c.Model}
 	switch {
 	case c.N != nil && *c.N != 1:
-		return nil, invalid("n", "Only n=1 is supported (got %d).", *c.N)
+		return nil, openaierr.Invalid("n", "Only n=1 is supported (got %d).", *c.N)
 	case set(c.Tools):
-		return nil, invalid("tools", "'tools' is not supported here: use /v1/chat/completions for client tools.")
+		return nil, openaierr.Invalid("tools", "'tools' is not supported here: use /v1/chat/completions for client tools.")
 	case set(c.ToolChoice):
-		return nil, invalid("tool_choice", "'tool_choice' is not supported here: use /v1/chat/completions.")
+		return nil, openaierr.Invalid("tool_choice", "'tool_choice' is not supported here: use /v1/chat/completions.")
 	case c.Logprobs != nil && *c.Logprobs:
-		return nil, invalid("logprobs", "'logprobs' is not supported here: use /v1/chat/completions.")
+		return nil, openaierr.Invalid("logprobs", "'logprobs' is not supported here: use /v1/chat/completions.")
 	case c.TopLogprobs != nil && *c.TopLogprobs != 0:
-		return nil, invalid("top_logprobs", "'top_logprobs' is not supported here: use /v1/chat/completions.")
+		return nil, openaierr.Invalid("top_logprobs", "'top_logprobs' is not supported here: use /v1/chat/completions.")
 	}
 	if err := c.Unsupported.check(); err != nil {
 		return nil, err
@@ -277,14 +278,14 @@ func (c *ChatRequest) validate() (*runRequest, error) {
 		m := *c.Message
 		switch {
 		case strings.TrimSpace(m) == "":
-			return nil, invalid("message", "'message' must not be blank.")
+			return nil, openaierr.Invalid("message", "'message' must not be blank.")
 		case len(m) > MaxMessageBytes:
-			return nil, invalid("message", "'message' must be at most %d bytes (got %d).", MaxMessageBytes, len(m))
+			return nil, openaierr.Invalid("message", "'message' must be at most %d bytes (got %d).", MaxMessageBytes, len(m))
 		}
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m})
 	}
 	if len(msgs) == 0 {
-		return nil, invalid("message", "'message' (or 'messages') is required.")
+		return nil, openaierr.Invalid("message", "'message' (or 'messages') is required.")
 	}
 	rr.req.Messages = msgs
 	if rr.req.Temperature, err = temperature(c.Temperature); err != nil {
@@ -313,7 +314,7 @@ func temperature(t *float64) (*float32, error) {
 		return nil, nil
 	}
 	if *t < 0 || *t > 2 || math.IsNaN(*t) {
-		return nil, invalid("temperature", "'temperature' must be between 0 and 2 (got %g).", *t)
+		return nil, openaierr.Invalid("temperature", "'temperature' must be between 0 and 2 (got %g).", *t)
 	}
 	f := float32(*t)
 	return &f, nil
@@ -321,7 +322,7 @@ func temperature(t *float64) (*float32, error) {
 
 func maxTokens(param string, n int64) (int, error) {
 	if n < 1 {
-		return 0, invalid(param, "'%s' must be at least 1 (got %d).", param, n)
+		return 0, openaierr.Invalid(param, "'%s' must be at least 1 (got %d).", param, n)
 	}
 	return int(min(n, maxTokensLimit)), nil
 }
@@ -341,10 +342,10 @@ func stopList(raw json.RawMessage) ([]string, error) {
 	}
 	var many []string
 	if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, invalid("stop", "'stop' must be a string or an array of strings.")
+		return nil, openaierr.Invalid("stop", "'stop' must be a string or an array of strings.")
 	}
 	if len(many) > MaxStop {
-		return nil, invalid("stop", "'stop' accepts at most %d sequences (got %d).", MaxStop, len(many))
+		return nil, openaierr.Invalid("stop", "'stop' accepts at most %d sequences (got %d).", MaxStop, len(many))
 	}
 	out := many[:0]
 	for _, s := range many {
@@ -386,15 +387,15 @@ func convertMessages(in []Message, param string) ([]openai.ChatCompletionMessage
 			}
 		case openai.ChatMessageRoleTool:
 			if m.ToolCallID == "" {
-				return nil, invalid(p+".tool_call_id", "'%s.tool_call_id' is required for a tool message.", p)
+				return nil, openaierr.Invalid(p+".tool_call_id", "'%s.tool_call_id' is required for a tool message.", p)
 			}
 			msg.Role, msg.ToolCallID = m.Role, m.ToolCallID
 		case openai.ChatMessageRoleFunction:
-			return nil, invalid(p+".role", "Role 'function' (deprecated) is not supported: use 'tools' and role 'tool'.")
+			return nil, openaierr.Invalid(p+".role", "Role 'function' (deprecated) is not supported: use 'tools' and role 'tool'.")
 		case "":
-			return nil, invalid(p+".role", "'%s.role' is required.", p)
+			return nil, openaierr.Invalid(p+".role", "'%s.role' is required.", p)
 		default:
-			return nil, invalid(p+".role", "Invalid value for '%s.role': %q (want system, developer, user, assistant or tool).", p, clip(m.Role, 32))
+			return nil, openaierr.Invalid(p+".role", "Invalid value for '%s.role': %q (want system, developer, user, assistant or tool).", p, clip(m.Role, 32))
 		}
 		out = append(out, msg)
 	}
@@ -403,10 +404,10 @@ func convertMessages(in []Message, param string) ([]openai.ChatCompletionMessage
 
 func convertToolCall(tc *ToolCallSpec, param string) (openai.ToolCall, error) {
 	if tc.Type != "" && tc.Type != string(openai.ToolTypeFunction) {
-		return openai.ToolCall{}, invalid(param+".type", "Only tool calls of type 'function' are supported (got %q).", clip(tc.Type, 32))
+		return openai.ToolCall{}, openaierr.Invalid(param+".type", "Only tool calls of type 'function' are supported (got %q).", clip(tc.Type, 32))
 	}
 	if tc.Function.Name == "" {
-		return openai.ToolCall{}, invalid(param+".function.name", "'%s.function.name' is required.", param)
+		return openai.ToolCall{}, openaierr.Invalid(param+".function.name", "'%s.function.name' is required.", param)
 	}
 	args := ""
 	raw := bytes.TrimSpace(tc.Function.Arguments)
@@ -414,12 +415,12 @@ func convertToolCall(tc *ToolCallSpec, param string) (openai.ToolCall, error) {
 	case len(raw) == 0 || string(raw) == "null":
 	case raw[0] == '"':
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return openai.ToolCall{}, invalid(param+".function.arguments", "'%s.function.arguments' must be a JSON string.", param)
+			return openai.ToolCall{}, openaierr.Invalid(param+".function.arguments", "'%s.function.arguments' must be a JSON string.", param)
 		}
 	case raw[0] == '{':
 		args = string(raw)
 	default:
-		return openai.ToolCall{}, invalid(param+".function.arguments", "'%s.function.arguments' must be a JSON string.", param)
+		return openai.ToolCall{}, openaierr.Invalid(param+".function.arguments", "'%s.function.arguments' must be a JSON string.", param)
 	}
 	return openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
 		Function: openai.FunctionCall{Name: tc.Function.Name, Arguments: args}}, nil
@@ -442,28 +443,28 @@ func contentText(raw json.RawMessage, param string) (string, error) {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", invalid(param, "'%s' is not a valid string.", param)
+			return "", openaierr.Invalid(param, "'%s' is not a valid string.", param)
 		}
 		return s, nil
 	case '[':
 	default:
-		return "", invalid(param, "'%s' must be a string, an array of content parts or null.", param)
+		return "", openaierr.Invalid(param, "'%s' must be a string, an array of content parts or null.", param)
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", invalid(param, "'%s' must be a string, an array of content parts or null.", param)
+		return "", openaierr.Invalid(param, "'%s' must be a string, an array of content parts or null.", param)
 	}
 	texts := make([]string, 0, len(parts))
 	for j, rawPart := range parts {
 		pp := fmt.Sprintf("%s[%d]", param, j)
 		var part contentPart
 		if err := json.Unmarshal(rawPart, &part); err != nil {
-			return "", invalid(pp, "'%s' must be a content part object such as {\"type\":\"text\",\"text\":\"...\"}.", pp)
+			return "", openaierr.Invalid(pp, "'%s' must be a content part object such as {\"type\":\"text\",\"text\":\"...\"}.", pp)
 		}
 		switch part.Type {
 		case "text", "input_text", "output_text":
 			if part.Text == nil {
-				return "", invalid(pp+".text", "'%s.text' is required for a text part.", pp)
+				return "", openaierr.Invalid(pp+".text", "'%s.text' is required for a text part.", pp)
 			}
 			texts = append(texts, *part.Text)
 		case "refusal":
@@ -471,11 +472,11 @@ func contentText(raw json.RawMessage, param string) (string, error) {
 				texts = append(texts, *part.Refusal)
 			}
 		case "image_url", "input_image", "image", "input_audio", "audio", "file", "input_file":
-			return "", invalid(pp, "Content parts of type '%s' are not supported: the agents here read text only. Send text parts.", part.Type)
+			return "", openaierr.Invalid(pp, "Content parts of type '%s' are not supported: the agents here read text only. Send text parts.", part.Type)
 		case "":
-			return "", invalid(pp+".type", "'%s.type' is required.", pp)
+			return "", openaierr.Invalid(pp+".type", "'%s.type' is required.", pp)
 		default:
-			return "", invalid(pp+".type", "Unsupported content part type %q (send text parts).", clip(part.Type, 32))
+			return "", openaierr.Invalid(pp+".type", "Unsupported content part type %q (send text parts).", clip(part.Type, 32))
 		}
 	}
 	return strings.Join(texts, "\n"), nil
@@ -489,7 +490,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // convertTools validates the client's tool declarations.
 func convertTools(in []ToolSpec) ([]openai.Tool, error) {
 	if len(in) > MaxTools {
-		return nil, invalid("tools", "At most %d tools are supported (got %d).", MaxTools, len(in))
+		return nil, openaierr.Invalid("tools", "At most %d tools are supported (got %d).", MaxTools, len(in))
 	}
 	seen := map[string]bool{}
 	out := make([]openai.Tool, 0, len(in))
@@ -497,17 +498,17 @@ func convertTools(in []ToolSpec) ([]openai.Tool, error) {
 		t := &in[i]
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != string(openai.ToolTypeFunction) {
-			return nil, invalid(p+".type", "Only tools of type 'function' are supported (got %q).", clip(t.Type, 32))
+			return nil, openaierr.Invalid(p+".type", "Only tools of type 'function' are supported (got %q).", clip(t.Type, 32))
 		}
 		if t.Function == nil {
-			return nil, invalid(p+".function", "'%s.function' is required.", p)
+			return nil, openaierr.Invalid(p+".function", "'%s.function' is required.", p)
 		}
 		f := t.Function
 		if !toolNamePattern.MatchString(f.Name) {
-			return nil, invalid(p+".function.name", "'%s.function.name' must be 1 to 64 letters, digits, '_' or '-'.", p)
+			return nil, openaierr.Invalid(p+".function.name", "'%s.function.name' must be 1 to 64 letters, digits, '_' or '-'.", p)
 		}
 		if seen[f.Name] {
-			return nil, invalid(p+".function.name", "Tool %q is declared twice.", f.Name)
+			return nil, openaierr.Invalid(p+".function.name", "Tool %q is declared twice.", f.Name)
 		}
 		seen[f.Name] = true
 		params := bytes.TrimSpace(f.Parameters)
@@ -515,7 +516,7 @@ func convertTools(in []ToolSpec) ([]openai.Tool, error) {
 		case len(params) == 0 || string(params) == "null":
 			params = emptySchema
 		case params[0] != '{' || !json.Valid(params):
-			return nil, invalid(p+".function.parameters", "'%s.function.parameters' must be a JSON Schema object.", p)
+			return nil, openaierr.Invalid(p+".function.parameters", "'%s.function.parameters' must be a JSON Schema object.", p)
 		}
 		def := &openai.FunctionDefinition{Name: f.Name, Description: f.Description, Parameters: json.RawMessage(params)}
 		if f.Strict != nil {
@@ -548,28 +549,28 @@ func toolChoice(raw json.RawMessage) (any, error) {
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, invalid("tool_choice", "'tool_choice' is not a valid string.")
+			return nil, openaierr.Invalid("tool_choice", "'tool_choice' is not a valid string.")
 		}
 		switch s {
 		case "none", "auto", "required":
 			return s, nil
 		}
-		return nil, invalid("tool_choice", "Invalid value for 'tool_choice': %q (want %s).", clip(s, 32), want)
+		return nil, openaierr.Invalid("tool_choice", "Invalid value for 'tool_choice': %q (want %s).", clip(s, 32), want)
 	case '{':
 	default:
-		return nil, invalid("tool_choice", "'tool_choice' must be a string or an object (%s).", want)
+		return nil, openaierr.Invalid("tool_choice", "'tool_choice' must be a string or an object (%s).", want)
 	}
 	var spec toolChoiceSpec
 	if err := json.Unmarshal(raw, &spec); err != nil {
-		return nil, invalid("tool_choice", "'tool_choice' must be %s.", want)
+		return nil, openaierr.Invalid("tool_choice", "'tool_choice' must be %s.", want)
 	}
 	switch {
 	case spec.Type != string(openai.ToolTypeFunction):
-		return nil, invalid("tool_choice.type", "Only a tool_choice of type 'function' is supported (got %q).", clip(spec.Type, 32))
+		return nil, openaierr.Invalid("tool_choice.type", "Only a tool_choice of type 'function' is supported (got %q).", clip(spec.Type, 32))
 	case spec.Function == nil:
-		return nil, invalid("tool_choice.function", "'tool_choice.function' is required.")
+		return nil, openaierr.Invalid("tool_choice.function", "'tool_choice.function' is required.")
 	case !toolNamePattern.MatchString(spec.Function.Name):
-		return nil, invalid("tool_choice.function.name", "'tool_choice.function.name' must be 1 to 64 letters, digits, '_' or '-'.")
+		return nil, openaierr.Invalid("tool_choice.function.name", "'tool_choice.function.name' must be 1 to 64 letters, digits, '_' or '-'.")
 	}
 	return openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: spec.Function.Name}}, nil
 }

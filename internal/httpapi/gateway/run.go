@@ -11,6 +11,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/sse"
 )
 
@@ -112,7 +113,7 @@ func (st *streamer) open() bool {
 		return false
 	}
 	if st.noRetry {
-		st.w.Header().Set(HeaderShouldRetry, "false")
+		st.w.Header().Set(openaierr.HeaderShouldRetry, "false")
 	}
 	st.s = sse.Open(st.w)
 	st.s.Heartbeat(st.heartbeat, func(s *sse.Stream) { _ = s.Comment("keep-alive") })
@@ -188,7 +189,7 @@ func (st *streamer) close() {
 // fail writes the error event of e: data: {"error":{...}}, the error
 // object of the answer e would be before the stream started (never a null
 // error field, which some SDKs take for an error).
-func (st *streamer) fail(e *apiError) { st.send(e.body()) }
+func (st *streamer) fail(e *openaierr.Error) { st.send(e.Body()) }
 
 // recoverStream turns a panic of a streaming handler into an error event
 // and [DONE] when the stream started (nothing once [DONE] is out), or a
@@ -210,7 +211,7 @@ func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *stre
 		st.done()
 		return
 	}
-	writeError(w, internalError("Internal server error"))
+	openaierr.Write(w, internalError("Internal server error"))
 }
 
 // steps separates the text of successive agent steps in one answer (see
@@ -287,7 +288,7 @@ func (g *Gateway) runToEnd(ctx context.Context, w http.ResponseWriter, r *http.R
 		return nil
 	}
 	if res.SideEffects {
-		w.Header().Set(HeaderShouldRetry, "false")
+		w.Header().Set(openaierr.HeaderShouldRetry, "false")
 	}
 	return res
 }

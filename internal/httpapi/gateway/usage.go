@@ -8,6 +8,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/pricing"
 	"agentchat/internal/usage"
 )
@@ -52,7 +53,7 @@ func (g *Gateway) usageReport(w http.ResponseWriter, r *http.Request) {
 	qs := r.URL.Query()
 	q, err := usage.ParseQuery(id.UserID, qs.Get("from"), qs.Get("to"), qs.Get("group_by"), g.o.Now())
 	if qe, ok := errors.AsType[*usage.QueryError](err); ok {
-		g.fail(w, r, invalid(qe.Param, "%s", qe.Message))
+		g.fail(w, r, openaierr.Invalid(qe.Param, "%s", qe.Message))
 		return
 	}
 	if err != nil {
