@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"agentchat/internal/agent"
 	"agentchat/internal/budget"
@@ -168,16 +167,4 @@ func llmError(le *llm.Error) *openaierr.Error {
 		e.Status = http.StatusBadGateway
 	}
 	return e
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -10,6 +10,7 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
@@ -182,7 +183,7 @@ func (g *Gateway) spend(r *http.Request, u llm.Usage) {
 	if id.KeyID == "" || g.o.Rates == nil || id.KeyLimits.TPM <= 0 {
 		return
 	}
-	n := usageOf(u).TotalTokens
+	n := openaiwire.UsageOf(u).TotalTokens
 	if n <= 0 {
 		return
 	}
