@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agentchat/internal/httpapi/openaierr"
 )
 
 // ErrorStyle selects the shape of error bodies of a route.
@@ -20,7 +22,8 @@ type ErrorStyle int
 const (
 	// StyleGNS3 writes `{"message": "..."}`, the GNS3 convention.
 	StyleGNS3 ErrorStyle = iota
-	// StyleOpenAI writes `{"error": {"message","type","param","code"}}`.
+	// StyleOpenAI writes `{"error": {"message","type","param","code"}}`
+	// (package openaierr).
 	StyleOpenAI
 )
 
@@ -50,43 +53,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-// OpenAIError is the body of an OpenAI-style error.
-type OpenAIError struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
-// OpenAIErrorType maps an HTTP status to the OpenAI error type.
-func OpenAIErrorType(status int) string {
-	switch {
-	case status == http.StatusUnauthorized:
-		return "authentication_error"
-	case status == http.StatusForbidden:
-		return "permission_error"
-	case status == http.StatusNotFound:
-		return "not_found_error"
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case status == http.StatusConflict:
-		return "conflict_error"
-	case status >= 500:
-		return "server_error"
-	default:
-		return "invalid_request_error"
-	}
-}
-
 // Error writes an error body with status in the style of the current route.
 func Error(w http.ResponseWriter, r *http.Request, status int, message string) {
+	if StyleFrom(r.Context()) == StyleOpenAI {
+		openaierr.Write(w, &openaierr.Error{Status: status, Message: message})
+		return
+	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-	}
-	if StyleFrom(r.Context()) == StyleOpenAI {
-		code := strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
-		WriteJSON(w, status, map[string]OpenAIError{"error": {Message: message, Type: OpenAIErrorType(status), Code: &code}})
-		return
 	}
 	WriteJSON(w, status, map[string]string{"message": message})
 }

@@ -4,28 +4,17 @@ import (
 	"net/http"
 
 	"agentchat/internal/agent"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 )
 
-// Token is an event of the /v1/chat stream: data: {"token":"..."}.
-type Token struct {
-	Token string `json:"token"`
-}
-
-// SyncResponse is the body answered by POST /v1/chat/sync.
-type SyncResponse struct {
-	AgentID  string `json:"agent_id"`
-	Response string `json:"response"`
-	Usage    Usage  `json:"usage"`
-}
-
 // chatRequest decodes and validates a ChatRequest and resolves its agent.
-func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *agent.Agent, bool) {
-	var body ChatRequest
+func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*openaiwire.RunRequest, *agent.Agent, bool) {
+	var body openaiwire.ChatRequest
 	if err := decode(w, r, &body); err != nil {
 		g.fail(w, r, err)
 		return nil, nil, false
 	}
-	rr, err := body.validate()
+	rr, err := body.Convert()
 	if err != nil {
 		g.fail(w, r, err)
 		return nil, nil, false
@@ -35,9 +24,9 @@ func (g *Gateway) chatRequest(w http.ResponseWriter, r *http.Request) (*runReque
 		g.fail(w, r, err)
 		return nil, nil, false
 	}
-	rr.req.UserID = userID(r)
-	rr.includeCost = wantsCost(r)
-	keySlots(r, &rr.req)
+	rr.Req.UserID = userID(r)
+	rr.IncludeCost = wantsCost(r)
+	keySlots(r, &rr.Req)
 	w.Header().Set(HeaderAgentID, a.ID)
 	if !g.admit(w, r) {
 		return nil, nil, false
@@ -62,13 +51,13 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 			g.recoverStream(w, r, st, p)
 		}
 	}()
-	var text steps
-	res, err := g.runStateless(ctx, r, rr.req, func(ev agent.Event) {
+	var text openaiwire.Steps
+	res, err := g.runStateless(ctx, r, rr.Req, func(ev agent.Event) {
 		// Tokens that came together leave together.
 		st.event(ev.More, func() {
 			switch ev.Type {
 			case agent.EventContent:
-				st.send(Token{Token: text.text(ev)})
+				st.send(openaiwire.Token{Token: text.Text(ev)})
 			case agent.EventError:
 				// Sent once the run returned, mapped from res.Err as the
 				// same failure before the stream would be.
@@ -103,9 +92,9 @@ func (g *Gateway) chatSync(w http.ResponseWriter, r *http.Request) {
 			g.recoverStream(w, r, nil, p)
 		}
 	}()
-	res := g.runToEnd(ctx, w, r, rr.req, nil)
+	res := g.runToEnd(ctx, w, r, rr.Req, nil)
 	if res == nil {
 		return
 	}
-	writeJSON(w, SyncResponse{AgentID: a.ID, Response: res.Content, Usage: rr.usageOfRun(res)})
+	writeJSON(w, openaiwire.SyncResponse{AgentID: a.ID, Response: res.Content, Usage: rr.UsageOfRun(res)})
 }

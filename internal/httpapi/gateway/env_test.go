@@ -17,6 +17,7 @@ import (
 	"agentchat/internal/httpapi/apikeys"
 	"agentchat/internal/httpapi/apitest"
 	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/seerr"
@@ -194,7 +195,7 @@ type streamSummary struct {
 	content   string
 	reasoning string
 	finish    string
-	usage     *gateway.Usage
+	usage     *openaiwire.Usage
 	errorMsg  string
 }
 
@@ -246,7 +247,7 @@ func parseCompletionStream(t testing.TB, body []byte) streamSummary {
 			if len(c.Usage) == 0 || string(c.Usage) == "null" {
 				t.Fatalf("chunk without choices nor usage: %s", d)
 			}
-			var u gateway.Usage
+			var u openaiwire.Usage
 			if err := json.Unmarshal(c.Usage, &u); err != nil {
 				t.Fatal(err)
 			}

@@ -3,17 +3,15 @@ package gateway
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"agentchat/internal/agent"
 	"agentchat/internal/budget"
 	"agentchat/internal/contextwin"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
 )
@@ -25,104 +23,32 @@ var (
 	errDeadline = errors.New("gateway: request deadline exceeded")
 )
 
-// HeaderShouldRetry is the header that tells OpenAI SDKs whether a failed
-// request may be retried.
-const HeaderShouldRetry = "X-Should-Retry"
-
-// apiError is an OpenAI-shaped error with its status.
-type apiError struct {
-	Status  int
-	Message string
-	// Type defaults to the OpenAI type of Status.
-	Type  string
-	Param string
-	// Code defaults to the snake_case status text.
-	Code string
-	// RetryAfter is sent as Retry-After when positive.
-	RetryAfter time.Duration
-	// NoRetry sends x-should-retry: false (a side effect happened, or
-	// retrying cannot help); without it the header is removed, so that the
-	// SDKs' own retry of 429 and 5xx applies.
-	NoRetry bool
-}
-
-func (e *apiError) Error() string { return strconv.Itoa(e.Status) + " " + e.Message }
-
-// invalid returns a 400 invalid_request_error about param.
-func invalid(param, format string, args ...any) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...), Param: param}
-}
-
-// errorBody is the OpenAI error object. Param and Code are null when empty.
-type errorBody struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
-func (e *apiError) body() map[string]errorBody {
-	b := errorBody{Message: e.Message, Type: e.Type}
-	if b.Type == "" {
-		b.Type = httpapi.OpenAIErrorType(e.Status)
-	}
-	if e.Param != "" {
-		p := e.Param
-		b.Param = &p
-	}
-	code := e.Code
-	if code == "" && e.Status > 0 {
-		code = strings.ToLower(strings.ReplaceAll(http.StatusText(e.Status), " ", "_"))
-	}
-	if code != "" {
-		b.Code = &code
-	}
-	return map[string]errorBody{"error": b}
-}
-
-// writeError answers e with its status and headers.
-func writeError(w http.ResponseWriter, e *apiError) {
-	h := w.Header()
-	if e.Status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", "Bearer")
-	}
-	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
-	}
-	if e.NoRetry {
-		h.Set(HeaderShouldRetry, "false")
-	} else {
-		h.Del(HeaderShouldRetry)
-	}
-	httpapi.WriteJSON(w, e.Status, e.body())
-}
-
 // codeAgentError is the code of a run failure that runError does not know
 // (max steps, ...).
 const codeAgentError = "agent_error"
 
 // internalError is the answer to an unexpected failure (a panic, a bug):
 // the same before a stream started and inside it.
-func internalError(message string) *apiError {
-	return &apiError{Status: http.StatusInternalServerError, Message: message, Code: "internal_server_error"}
+func internalError(message string) *openaierr.Error {
+	return &openaierr.Error{Status: http.StatusInternalServerError, Message: message, Code: "internal_server_error"}
 }
 
-// fail answers err: an *apiError or *httpapi.StatusError as it is (a 422
+// fail answers err: an *openaierr.Error or *httpapi.StatusError as it is (a 422
 // becomes 400, the status OpenAI uses for every invalid request), anything
 // else as a logged 500.
 func (g *Gateway) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if ae := knownError(err); ae != nil {
-		writeError(w, ae)
+		openaierr.Write(w, ae)
 		return
 	}
 	g.logger(r).ErrorContext(r.Context(), "gateway request failed", "err", err)
-	writeError(w, internalError("Internal server error"))
+	openaierr.Write(w, internalError("Internal server error"))
 }
 
-// knownError is err as an *apiError when it is one or an
+// knownError is err as an *openaierr.Error when it is one or an
 // *httpapi.StatusError, else nil.
-func knownError(err error) *apiError {
-	var ae *apiError
+func knownError(err error) *openaierr.Error {
+	var ae *openaierr.Error
 	if errors.As(err, &ae) {
 		c := *ae
 		return &c
@@ -133,7 +59,7 @@ func knownError(err error) *apiError {
 		if st == http.StatusUnprocessableEntity {
 			st = http.StatusBadRequest
 		}
-		return &apiError{Status: st, Message: se.Message, RetryAfter: se.RetryAfter}
+		return &openaierr.Error{Status: st, Message: se.Message, RetryAfter: se.RetryAfter}
 	}
 	return nil
 }
@@ -153,7 +79,7 @@ const codeTooManyTurns = "too_many_concurrent_requests"
 // message is kept (the same on every path). known is false for a failure
 // that neither this mapping nor the run explained (no human text), which
 // the caller logs as an error.
-func runFailure(err error, human string) (ae *apiError, known bool) {
+func runFailure(err error, human string) (ae *openaierr.Error, known bool) {
 	if ae := runError(err); ae != nil {
 		return ae, true
 	}
@@ -161,16 +87,16 @@ func runFailure(err error, human string) (ae *apiError, known bool) {
 		return ae, true
 	}
 	if human == "" {
-		return &apiError{Status: http.StatusInternalServerError, Message: "Internal server error", Code: codeAgentError}, false
+		return &openaierr.Error{Status: http.StatusInternalServerError, Message: "Internal server error", Code: codeAgentError}, false
 	}
-	return &apiError{Status: http.StatusInternalServerError, Message: human, Code: codeAgentError}, true
+	return &openaierr.Error{Status: http.StatusInternalServerError, Message: human, Code: codeAgentError}, true
 }
 
 // runError maps an error of RunStateless: one returned before anything was
 // emitted (nothing ran: a retry is safe unless said otherwise), or the Err
 // of a failed result (the caller adds NoRetry when a side effect
 // happened). It returns nil for an error it does not know.
-func runError(err error) *apiError {
+func runError(err error) *openaierr.Error {
 	var le *llm.Error
 	var tce *agent.ToolChoiceError
 	var ce *llm.ConfigError
@@ -180,36 +106,36 @@ func runError(err error) *apiError {
 	switch {
 	case errors.As(err, &spent):
 		// OpenAI's answer to a spent quota: a 429 that retrying cannot help.
-		return &apiError{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
+		return &openaierr.Error{Status: http.StatusTooManyRequests, Type: "insufficient_quota", Code: "insufficient_quota",
 			Message: spent.Error(), NoRetry: true}
 	case errors.As(err, &full):
 		// Nothing ran: the SDKs' own retry of a 429 (after Retry-After)
 		// is welcome.
-		return &apiError{Status: http.StatusTooManyRequests, Message: agent.TooManyTurnsMessage(full.Slots), Code: codeTooManyTurns,
+		return &openaierr.Error{Status: http.StatusTooManyRequests, Message: agent.TooManyTurnsMessage(full.Slots), Code: codeTooManyTurns,
 			RetryAfter: full.RetryAfter(time.Now())}
 	case errors.As(err, &tle):
-		return &apiError{Status: http.StatusBadRequest, Message: tle.Error(), Param: "messages", Code: "context_length_exceeded", NoRetry: true}
+		return &openaierr.Error{Status: http.StatusBadRequest, Message: tle.Error(), Param: "messages", Code: "context_length_exceeded", NoRetry: true}
 	case errors.As(err, &ce):
-		return &apiError{Status: http.StatusBadRequest, Message: ce.Message, Code: "llm_config_invalid", NoRetry: true}
+		return &openaierr.Error{Status: http.StatusBadRequest, Message: ce.Message, Code: "llm_config_invalid", NoRetry: true}
 	case errors.Is(err, llm.ErrNotConfigured):
-		return &apiError{Status: http.StatusBadRequest, Message: llm.UserMessage(err), Code: "llm_not_configured", NoRetry: true}
+		return &openaierr.Error{Status: http.StatusBadRequest, Message: llm.UserMessage(err), Code: "llm_not_configured", NoRetry: true}
 	case errors.As(err, &tce):
 		if tce.Function == "" {
-			return invalid("tool_choice", "Invalid value for 'tool_choice': 'required' needs a tool, and neither 'tools' nor agent %q offers one.", tce.AgentID)
+			return openaierr.Invalid("tool_choice", "Invalid value for 'tool_choice': 'required' needs a tool, and neither 'tools' nor agent %q offers one.", tce.AgentID)
 		}
-		return invalid("tool_choice", "Invalid value for 'tool_choice': function %q is neither one of the request's 'tools' nor a tool of agent %q.",
+		return openaierr.Invalid("tool_choice", "Invalid value for 'tool_choice': function %q is neither one of the request's 'tools' nor a tool of agent %q.",
 			tce.Function, tce.AgentID)
 	case errors.Is(err, agent.ErrInvalidRequest):
 		msg := strings.TrimPrefix(err.Error(), agent.ErrInvalidRequest.Error()+": ")
-		return &apiError{Status: http.StatusBadRequest, Message: "Invalid request: " + msg}
+		return &openaierr.Error{Status: http.StatusBadRequest, Message: "Invalid request: " + msg}
 	case errors.As(err, &le):
 		return llmError(le)
 	case errors.Is(err, errDeadline), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{Status: http.StatusGatewayTimeout, Message: "The request took too long and was stopped."}
+		return &openaierr.Error{Status: http.StatusGatewayTimeout, Message: "The request took too long and was stopped."}
 	case errors.Is(err, context.Canceled):
 		// The client went away (or the server is shutting down): not a
 		// server failure, and nobody reads the answer.
-		return &apiError{Status: httpapi.StatusClientClosed, Message: "The request was cancelled.", Code: codeClientClosed}
+		return &openaierr.Error{Status: httpapi.StatusClientClosed, Message: "The request was cancelled.", Code: codeClientClosed}
 	}
 	return nil
 }
@@ -222,8 +148,8 @@ const codeClientClosed = "client_closed_request"
 // client's 429, its refusal of the request a 400 (with the param it named,
 // e.g. a response_format or seed it does not support), anything else a
 // 502/504 (the gateway's upstream failed).
-func llmError(le *llm.Error) *apiError {
-	e := &apiError{Message: le.UserMessage(), Code: "llm_" + string(le.Kind), Param: le.Param}
+func llmError(le *llm.Error) *openaierr.Error {
+	e := &openaierr.Error{Message: le.UserMessage(), Code: "llm_" + string(le.Kind), Param: le.Param}
 	switch le.Kind {
 	case llm.KindRateLimit:
 		e.Status, e.RetryAfter = http.StatusTooManyRequests, le.RetryAfter
@@ -241,16 +167,4 @@ func llmError(le *llm.Error) *apiError {
 		e.Status = http.StatusBadGateway
 	}
 	return e
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"agentchat/internal/httpapi/apitest"
-	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/llm/llmtest"
 )
 
@@ -124,7 +124,7 @@ func answerText(t *testing.T, route string, r *apitest.Response) string {
 		data, _ := events(t, r.Body)
 		var b strings.Builder
 		for _, d := range data[:len(data)-1] {
-			var tok gateway.Token
+			var tok openaiwire.Token
 			if err := json.Unmarshal([]byte(d), &tok); err != nil {
 				t.Fatalf("event %q: %v", d, err)
 			}
@@ -132,7 +132,7 @@ func answerText(t *testing.T, route string, r *apitest.Response) string {
 		}
 		return b.String()
 	}
-	var s gateway.SyncResponse
+	var s openaiwire.SyncResponse
 	r.JSON(t, &s)
 	return s.Response
 }

@@ -21,7 +21,10 @@
 // llm_server, 504 gateway_timeout, ...) or, once the stream started, as
 // its error event data: {"error":{...}} before data: [DONE].
 //
-// See ChatCompletionRequest and ChatRequest for the request bodies.
+// The bodies of the routes, the conversion of a request to its agent run
+// and the encoding of the answers are package openaiwire's; see its
+// ChatCompletionRequest and ChatRequest for the request bodies. Every
+// error is an openaierr.Error.
 package gateway
 
 import (
@@ -31,6 +34,8 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/httpapi"
+	"agentchat/internal/httpapi/gateway/openaiwire"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/store"
 )
 
@@ -61,9 +66,6 @@ const (
 	// conversations are sent whole with every request).
 	MaxBodyBytes = 4 << 20
 )
-
-// OwnedBy is the owned_by of every model entry.
-const OwnedBy = "agentchat"
 
 // Options configure the gateway. Each route needs only part of them: the
 // model and agent routes need Agents; the chat routes need Agents and
@@ -146,14 +148,14 @@ func (g *Gateway) logger(r *http.Request) *slog.Logger {
 	return l
 }
 
-func (g *Gateway) root(w http.ResponseWriter, r *http.Request) {
-	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+// decode reads the JSON body of a chat route into dst (unknown fields
+// tolerated).
+func decode(w http.ResponseWriter, r *http.Request, dst any) error {
+	return httpapi.DecodeJSON(w, r, dst, httpapi.DecodeOptions{MaxBytes: MaxBodyBytes})
 }
 
-// AgentInfo is one entry of GET /v1/agents.
-type AgentInfo struct {
-	ID          string `json:"id"`
-	Description string `json:"description"`
+func (g *Gateway) root(w http.ResponseWriter, r *http.Request) {
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (g *Gateway) agents(w http.ResponseWriter, r *http.Request) {
@@ -162,31 +164,11 @@ func (g *Gateway) agents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := g.o.Agents.List()
-	out := make([]AgentInfo, 0, len(list))
+	out := make([]openaiwire.AgentInfo, 0, len(list))
 	for _, a := range list {
-		out = append(out, AgentInfo{ID: a.ID, Description: a.Description})
+		out = append(out, openaiwire.AgentInfo{ID: a.ID, Description: a.Description})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
-}
-
-// Model is an entry of the OpenAI model list (with the agent's
-// description, which OpenAI's own entries lack and clients ignore).
-type Model struct {
-	ID          string `json:"id"`
-	Object      string `json:"object"`
-	Created     int64  `json:"created"`
-	OwnedBy     string `json:"owned_by"`
-	Description string `json:"description,omitempty"`
-}
-
-// ModelList is the body of GET /v1/models.
-type ModelList struct {
-	Object string  `json:"object"`
-	Data   []Model `json:"data"`
-}
-
-func (g *Gateway) modelOf(a *agent.Agent) Model {
-	return Model{ID: a.ID, Object: "model", Created: g.o.Created.Unix(), OwnedBy: OwnedBy, Description: a.Description}
 }
 
 func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
@@ -195,9 +177,9 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := g.o.Agents.List()
-	out := ModelList{Object: "list", Data: make([]Model, 0, len(list))}
+	out := openaiwire.ModelList{Object: "list", Data: make([]openaiwire.Model, 0, len(list))}
 	for _, a := range list {
-		out.Data = append(out.Data, g.modelOf(a))
+		out.Data = append(out.Data, openaiwire.ModelOf(a, g.o.Created))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 }
@@ -210,12 +192,8 @@ func (g *Gateway) model(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a, ok := g.o.Agents.Get(id)
 	if !ok {
-		writeError(w, &apiError{
-			Status:  http.StatusNotFound,
-			Message: "The model '" + clip(id, 128) + "' does not exist. GET /v1/models lists the agents served here.",
-			Param:   "model", Code: "model_not_found",
-		})
+		openaierr.Write(w, openaiwire.ModelNotFound(id))
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, g.modelOf(a))
+	httpapi.WriteJSON(w, http.StatusOK, openaiwire.ModelOf(a, g.o.Created))
 }

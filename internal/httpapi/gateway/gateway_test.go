@@ -14,6 +14,7 @@ import (
 	"agentchat/internal/agent"
 	"agentchat/internal/agents"
 	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/llm"
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/seerr"
@@ -37,20 +38,20 @@ func TestRootAgentsModels(t *testing.T) {
 	checkError(t, r, http.StatusUnauthorized, "authentication_error")
 
 	r = e.api.As("alice", http.MethodGet, "/v1/agents", nil)
-	var list []gateway.AgentInfo
+	var list []openaiwire.AgentInfo
 	r.JSON(t, &list)
 	if len(list) != 3 || list[0].ID != agents.GNS3Copilot || list[1].ID != agents.MediaAgent || list[2].ID != agents.Naked || list[1].Description == "" {
 		t.Fatalf("agents = %+v", list)
 	}
 
 	r = e.api.As("alice", http.MethodGet, "/v1/models", nil)
-	var models gateway.ModelList
+	var models openaiwire.ModelList
 	r.JSON(t, &models)
 	if models.Object != "list" || len(models.Data) != 3 {
 		t.Fatalf("models = %s", r.Body)
 	}
 	r = e.api.As("alice", http.MethodGet, "/v1/models/naked", nil)
-	var m gateway.Model
+	var m openaiwire.Model
 	r.JSON(t, &m)
 	if r.Status != http.StatusOK || m.ID != "naked" || m.Object != "model" || m.Created != models.Data[2].Created {
 		t.Fatalf("model = %d %s", r.Status, r.Body)
@@ -113,7 +114,7 @@ func TestStreamFormat(t *testing.T) {
 			t.Fatalf("first chunk = %+v", s.chunks[0])
 		}
 		switch {
-		case usage && (s.usage == nil || *s.usage != gateway.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: 9}):
+		case usage && (s.usage == nil || *s.usage != openaiwire.Usage{PromptTokens: 5, CompletionTokens: 4, TotalTokens: 9}):
 			t.Fatalf("usage = %+v", s.usage)
 		case !usage && s.usage != nil:
 			t.Fatal("usage chunk without include_usage")
@@ -298,7 +299,7 @@ func TestInvalidRequests(t *testing.T) {
 		{"too large", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("a", gateway.MaxBodyBytes) + `"}]}`, "", 413},
 		{"chat no message", "/v1/chat", map[string]any{"agent_id": "naked"}, "message", 400},
 		{"chat blank", "/v1/chat", map[string]any{"message": "  "}, "message", 400},
-		{"chat long", "/v1/chat", map[string]any{"message": strings.Repeat("a", gateway.MaxMessageBytes+1)}, "message", 400},
+		{"chat long", "/v1/chat", map[string]any{"message": strings.Repeat("a", openaiwire.MaxMessageBytes+1)}, "message", 400},
 		{"chat temperature", "/v1/chat/sync", map[string]any{"message": "x", "temperature": 9}, "temperature", 400},
 		{"chat max_tokens", "/v1/chat/sync", map[string]any{"message": "x", "max_tokens": 0}, "max_tokens", 400},
 		{"sync bad messages", "/v1/chat/sync", map[string]any{"messages": []any{map[string]any{"role": "x"}}}, "messages[0].role", 400},
@@ -332,7 +333,7 @@ func TestChatTokenStream(t *testing.T) {
 	}
 	var text strings.Builder
 	for _, d := range data[:len(data)-1] {
-		var tok gateway.Token
+		var tok openaiwire.Token
 		if err := json.Unmarshal([]byte(d), &tok); err != nil || strings.Contains(d, "error") {
 			t.Fatalf("event %q", d)
 		}
@@ -368,10 +369,10 @@ func TestChatSync(t *testing.T) {
 		llmtest.Reply{Text: "Trending now: Dune.", Usage: &llmtest.Usage{PromptTokens: 20, CompletionTokens: 4}},
 	)
 	r := e.post("/v1/chat/sync", map[string]any{"model": "media-agent", "message": "What's trending?"})
-	var got gateway.SyncResponse
+	var got openaiwire.SyncResponse
 	r.JSON(t, &got)
 	if r.Status != http.StatusOK || got.AgentID != "media-agent" || got.Response != "Trending now: Dune." ||
-		got.Usage != (gateway.Usage{PromptTokens: 30, CompletionTokens: 6, TotalTokens: 36}) {
+		got.Usage != (openaiwire.Usage{PromptTokens: 30, CompletionTokens: 6, TotalTokens: 36}) {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	if r.Header.Get("X-Should-Retry") != "" {
@@ -566,7 +567,7 @@ func TestSingleUserMode(t *testing.T) {
 	e := newEnv(t, envOptions{singleUser: true})
 	e.llm.Enqueue(llmtest.Reply{Text: "local answer"})
 	r := e.api.Do(http.MethodPost, "/v1/chat/sync", "", map[string]any{"message": "hi"})
-	var got gateway.SyncResponse
+	var got openaiwire.SyncResponse
 	r.JSON(t, &got)
 	if r.Status != http.StatusOK || got.Response != "local answer" || got.AgentID != "naked" {
 		t.Fatalf("%d %s", r.Status, r.Body)

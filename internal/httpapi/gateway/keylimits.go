@@ -10,6 +10,8 @@ import (
 
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
+	"agentchat/internal/httpapi/gateway/openaiwire"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/llm"
 	"agentchat/internal/store"
 )
@@ -82,7 +84,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) bool {
 	window := now.Truncate(rateWindow)
 	reset := window.Add(rateWindow).Sub(now)
 	h := w.Header()
-	var refused *apiError
+	var refused *openaierr.Error
 	if lim.RPM > 0 {
 		n, ok, err := g.o.Rates.AddRate(ctx, requestsCounter(id.KeyID), window, 1, int64(lim.RPM), rateTTL)
 		if err != nil {
@@ -108,7 +110,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	if refused != nil {
-		writeError(w, refused)
+		openaierr.Write(w, refused)
 		return false
 	}
 	return true
@@ -129,8 +131,8 @@ func resetText(d time.Duration) string {
 }
 
 // rateLimited is the refusal of a request by rpm or tpm.
-func rateLimited(what string, limit int, used int64, reset time.Duration) *apiError {
-	return &apiError{
+func rateLimited(what string, limit int, used int64, reset time.Duration) *openaierr.Error {
+	return &openaierr.Error{
 		Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: codeRateLimited, RetryAfter: max(reset, time.Second),
 		Message: fmt.Sprintf("Rate limit reached for this API key on %s: Limit %d, Used %d. Please try again in %s.",
 			what, limit, used, resetText(reset)),
@@ -156,7 +158,7 @@ func TooManyKeyTurnsMessage(n int) string {
 
 // keyTurnsMessage words the refusal ae of a run refused for its turn
 // slots (err) after the key's max_parallel when the key has one.
-func keyTurnsMessage(r *http.Request, err error, ae *apiError) {
+func keyTurnsMessage(r *http.Request, err error, ae *openaierr.Error) {
 	var full *store.TurnSlotsFullError
 	id, _ := auth.FromContext(r.Context())
 	if id.KeyID != "" && id.KeyLimits.MaxParallel > 0 && errors.As(err, &full) {
@@ -181,7 +183,7 @@ func (g *Gateway) spend(r *http.Request, u llm.Usage) {
 	if id.KeyID == "" || g.o.Rates == nil || id.KeyLimits.TPM <= 0 {
 		return
 	}
-	n := usageOf(u).TotalTokens
+	n := openaiwire.UsageOf(u).TotalTokens
 	if n <= 0 {
 		return
 	}

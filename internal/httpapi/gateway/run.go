@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
+	"agentchat/internal/httpapi/gateway/openaiwire"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/sse"
 )
 
@@ -21,22 +22,22 @@ const HeaderAgentID = "X-Agent-Id"
 // the model name to report: the agent's id, or the client's own model name
 // when that name matched no agent (a client asking for "gpt-3.5-turbo"
 // gets its model name back, answered by the fallback agent).
-func (g *Gateway) resolve(rr *runRequest) (*agent.Agent, string, error) {
+func (g *Gateway) resolve(rr *openaiwire.RunRequest) (*agent.Agent, string, error) {
 	if g.o.Agents == nil {
 		return nil, "", errNoRegistry
 	}
 	if g.o.Runtime == nil {
 		return nil, "", errNoRuntime
 	}
-	a := g.o.Agents.Resolve(rr.agentID, rr.model)
+	a := g.o.Agents.Resolve(rr.AgentID, rr.Model)
 	if a == nil {
-		return nil, "", fmt.Errorf("gateway: no agent %q or %q and no fallback agent", rr.agentID, rr.model)
+		return nil, "", fmt.Errorf("gateway: no agent %q or %q and no fallback agent", rr.AgentID, rr.Model)
 	}
 	model := a.ID
-	if rr.model != "" && rr.agentID != a.ID && rr.model != a.ID {
-		model = rr.model
+	if rr.Model != "" && rr.AgentID != a.ID && rr.Model != a.ID {
+		model = rr.Model
 	}
-	rr.req.AgentID = a.ID
+	rr.Req.AgentID = a.ID
 	return a, model, nil
 }
 
@@ -112,7 +113,7 @@ func (st *streamer) open() bool {
 		return false
 	}
 	if st.noRetry {
-		st.w.Header().Set(HeaderShouldRetry, "false")
+		st.w.Header().Set(openaierr.HeaderShouldRetry, "false")
 	}
 	st.s = sse.Open(st.w)
 	st.s.Heartbeat(st.heartbeat, func(s *sse.Stream) { _ = s.Comment("keep-alive") })
@@ -188,7 +189,7 @@ func (st *streamer) close() {
 // fail writes the error event of e: data: {"error":{...}}, the error
 // object of the answer e would be before the stream started (never a null
 // error field, which some SDKs take for an error).
-func (st *streamer) fail(e *apiError) { st.send(e.body()) }
+func (st *streamer) fail(e *openaierr.Error) { st.send(e.Body()) }
 
 // recoverStream turns a panic of a streaming handler into an error event
 // and [DONE] when the stream started (nothing once [DONE] is out), or a
@@ -210,67 +211,7 @@ func (g *Gateway) recoverStream(w http.ResponseWriter, r *http.Request, st *stre
 		st.done()
 		return
 	}
-	writeError(w, internalError("Internal server error"))
-}
-
-// steps separates the text of successive agent steps in one answer (see
-// agent.StepSeparator): the first content of a new step gets the separator
-// when content was already sent.
-type steps struct {
-	sent bool
-	last string
-}
-
-// text returns the content of a content event as it is sent.
-func (s *steps) text(ev agent.Event) string {
-	c := ev.Content
-	if s.sent && ev.MessageID != s.last {
-		c = agent.StepSeparator + c
-	}
-	s.sent, s.last = true, ev.MessageID
-	return c
-}
-
-// activity renders the agent's own tool activity as reasoning text, which
-// clients show as "thinking" and never run.
-type activity struct {
-	// args are the arguments of agent tool calls, by call id.
-	args map[string]string
-}
-
-// Limits of the activity text.
-const (
-	maxActivityArgs   = 300
-	maxActivityResult = 300
-)
-
-// text returns the reasoning text of ev, or "".
-func (a *activity) text(ev agent.Event) string {
-	switch ev.Type {
-	case agent.EventReasoning:
-		return ev.Content
-	case agent.EventToolCall:
-		if tc := ev.ToolCall; tc != nil && tc.Complete && !tc.Client {
-			if a.args == nil {
-				a.args = map[string]string{}
-			}
-			a.args[tc.ID] = tc.Arguments
-		}
-	case agent.EventToolStart:
-		args := oneLine(a.args[ev.ToolCallID], maxActivityArgs)
-		if args == "" || args == "{}" {
-			return "Calling " + ev.ToolName + "\n"
-		}
-		return "Calling " + ev.ToolName + " " + args + "\n"
-	case agent.EventToolEnd:
-		return ev.ToolName + " → " + oneLine(ev.ToolOutput, maxActivityResult) + "\n"
-	}
-	return ""
-}
-
-// oneLine collapses whitespace and clips s to n bytes.
-func oneLine(s string, n int) string {
-	return clip(strings.Join(strings.Fields(s), " "), n)
+	openaierr.Write(w, internalError("Internal server error"))
 }
 
 // runToEnd runs a non-streamed request to its end. It answers a failure
@@ -287,7 +228,7 @@ func (g *Gateway) runToEnd(ctx context.Context, w http.ResponseWriter, r *http.R
 		return nil
 	}
 	if res.SideEffects {
-		w.Header().Set(HeaderShouldRetry, "false")
+		w.Header().Set(openaierr.HeaderShouldRetry, "false")
 	}
 	return res
 }

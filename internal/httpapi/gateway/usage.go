@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"agentchat/internal/agent"
 	"agentchat/internal/auth"
-	"agentchat/internal/pricing"
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/usage"
 )
 
@@ -18,25 +17,12 @@ import (
 const HeaderIncludeCost = "X-Include-Cost"
 
 // wantsCost reports whether the request asks for the cost in its usage:
-// stream_options.include_cost (read by validate) or HeaderIncludeCost.
+// stream_options.include_cost (read by openaiwire Convert) or
+// HeaderIncludeCost.
 func wantsCost(r *http.Request) bool {
 	v := strings.TrimSpace(r.Header.Get(HeaderIncludeCost))
 	b, err := strconv.ParseBool(v)
 	return err == nil && b
-}
-
-// usageOfRun is the usage of a run as the client asked for it: tokens,
-// and the cost when asked (null when the model has no prices: unknown,
-// never zero).
-func (rr *runRequest) usageOfRun(res *agent.StatelessResult) Usage {
-	u := usageOf(res.Usage)
-	if rr.includeCost {
-		u.CostUSD = "null"
-		if usd := pricing.ReportedUSD(res.CostNanos, res.UnpricedCalls); usd != nil {
-			u.CostUSD = Cost(strconv.FormatFloat(*usd, 'f', -1, 64))
-		}
-	}
-	return u
 }
 
 // usageReport serves GET /v1/usage?from=&to=&group_by=: the usage of the
@@ -52,7 +38,7 @@ func (g *Gateway) usageReport(w http.ResponseWriter, r *http.Request) {
 	qs := r.URL.Query()
 	q, err := usage.ParseQuery(id.UserID, qs.Get("from"), qs.Get("to"), qs.Get("group_by"), g.o.Now())
 	if qe, ok := errors.AsType[*usage.QueryError](err); ok {
-		g.fail(w, r, invalid(qe.Param, "%s", qe.Message))
+		g.fail(w, r, openaierr.Invalid(qe.Param, "%s", qe.Message))
 		return
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"agentchat/internal/auth"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/lambdaapp/catalogfn"
 	"agentchat/internal/lambdaapp/lambdatest"
@@ -117,7 +118,7 @@ func TestSameAnswersAsTheGateway(t *testing.T) {
 
 	// The list itself: every agent, by id and description.
 	resp := agentsFx.API(get+gateway.PathAgents, "/v1/agents", agentsFx.Auth("alice"), "")
-	var list []gateway.AgentInfo
+	var list []openaiwire.AgentInfo
 	resp.JSON(t, &list)
 	if resp.Status != http.StatusOK || len(list) != len(agents.DefaultRegistry(agents.Deps{}).List()) {
 		t.Fatalf("agents: %d %s", resp.Status, resp.Body)

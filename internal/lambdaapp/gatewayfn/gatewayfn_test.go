@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"agentchat/internal/httpapi/gateway"
+	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/lambdaapp/gatewayfn"
 	"agentchat/internal/lambdaapp/lambdatest"
@@ -40,7 +41,7 @@ func TestChatSyncAndStream(t *testing.T) {
 	sync := fixture(t, "v1-chat-sync", llm)
 	llm.Enqueue(llmtest.Reply{Text: "Hello sync"})
 	resp := sync.API("POST "+gateway.PathChatSync, "/v1/chat/sync", sync.Auth("alice"), `{"message":"hi"}`)
-	var out gateway.SyncResponse
+	var out openaiwire.SyncResponse
 	resp.JSON(t, &out)
 	if resp.Status != http.StatusOK || out.Response != "Hello sync" || out.AgentID == "" {
 		t.Fatalf("sync: %d %s", resp.Status, resp.Body)

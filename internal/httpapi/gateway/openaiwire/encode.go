@@ -1,4 +1,4 @@
-package gateway
+package openaiwire
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"agentchat/internal/llm"
 )
 
-// tokenChunks encodes the chunks of one stream without reflection: the
-// bytes encoding/json gives for cs.chunk (the role chunk, every content
-// and reasoning chunk, the finish chunk) and for the usage chunk. The
+// ChunkEncoder encodes the chunks of one stream without reflection: the
+// bytes encoding/json gives for ChunkHead.Chunk (the role chunk, every
+// content and reasoning chunk, the finish chunk) and for the usage chunk. The
 // head, prefix and suffix are the same for every chunk of the stream.
-type tokenChunks struct {
+type ChunkEncoder struct {
 	head   []byte // {"id":...,"object":...,"created":...,"model":...
 	prefix []byte // head,"choices":[{"index":0,"delta":{
 	suffix []byte // },"logprobs":null,"finish_reason":null}]...}
@@ -20,34 +20,35 @@ type tokenChunks struct {
 	buf    []byte
 }
 
-func newTokenChunks(id string, created int64, model string, includeUsage bool) *tokenChunks {
-	t := &tokenChunks{usage: includeUsage}
+// NewChunkEncoder returns the encoder of the chunks of h.
+func NewChunkEncoder(h ChunkHead) *ChunkEncoder {
+	t := &ChunkEncoder{usage: h.IncludeUsage}
 	t.head = append(t.head, `{"id":`...)
-	t.head = jsonstr.Append(t.head, id)
+	t.head = jsonstr.Append(t.head, h.ID)
 	t.head = append(t.head, `,"object":"chat.completion.chunk","created":`...)
-	t.head = strconv.AppendInt(t.head, created, 10)
+	t.head = strconv.AppendInt(t.head, h.Created, 10)
 	t.head = append(t.head, `,"model":`...)
-	t.head = jsonstr.Append(t.head, model)
+	t.head = jsonstr.Append(t.head, h.Model)
 	t.prefix = append(append(t.prefix, t.head...), `,"choices":[{"index":0,"delta":{`...)
 	t.suffix = append(t.suffix, `},"logprobs":null,"finish_reason":null}]`...)
-	if includeUsage {
+	if h.IncludeUsage {
 		t.suffix = append(t.suffix, `,"usage":null`...)
 	}
 	t.suffix = append(t.suffix, '}')
 	return t
 }
 
-// role returns the first chunk of the stream: the assistant role with an
+// Role returns the first chunk of the stream: the assistant role with an
 // empty content, in a buffer of its own (it is queued while the chunk
 // that opens the stream, in the shared buffer, waits to be sent).
-func (t *tokenChunks) role() []byte {
+func (t *ChunkEncoder) Role() []byte {
 	b := append([]byte(nil), t.prefix...)
 	b = append(b, `"role":"assistant","content":""`...)
 	return append(b, t.suffix...)
 }
 
-// finish returns the chunk that ends the choice with reason.
-func (t *tokenChunks) finish(reason string) []byte {
+// Finish returns the chunk that ends the choice with reason.
+func (t *ChunkEncoder) Finish(reason string) []byte {
 	b := append(t.buf[:0], t.prefix...)
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
 	b = jsonstr.Append(b, reason)
@@ -60,8 +61,8 @@ func (t *tokenChunks) finish(reason string) []byte {
 	return b
 }
 
-// usageChunk returns the last chunk, with the usage and no choice.
-func (t *tokenChunks) usageChunk(u Usage) []byte {
+// UsageChunk returns the last chunk, with the usage and no choice.
+func (t *ChunkEncoder) UsageChunk(u Usage) []byte {
 	b := append(t.buf[:0], t.head...)
 	b = append(b, `,"choices":[],"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
@@ -78,18 +79,18 @@ func (t *tokenChunks) usageChunk(u Usage) []byte {
 	return b
 }
 
-// content returns the chunk of a content delta (valid until the next
+// Content returns the chunk of a content delta (valid until the next
 // call).
-func (t *tokenChunks) content(text string) []byte {
+func (t *ChunkEncoder) Content(text string) []byte {
 	return t.encode(`"content":`, text)
 }
 
-// reasoning returns the chunk of a reasoning delta (text not empty).
-func (t *tokenChunks) reasoning(text string) []byte {
+// Reasoning returns the chunk of a reasoning delta (text not empty).
+func (t *ChunkEncoder) Reasoning(text string) []byte {
 	return t.encode(`"reasoning_content":`, text)
 }
 
-func (t *tokenChunks) encode(key, text string) []byte {
+func (t *ChunkEncoder) encode(key, text string) []byte {
 	b := append(t.buf[:0], t.prefix...)
 	b = append(b, key...)
 	b = jsonstr.Append(b, text)
@@ -98,16 +99,16 @@ func (t *tokenChunks) encode(key, text string) []byte {
 	return b
 }
 
-// contentLogprobs returns the chunk of a content delta with the log
+// ContentLogprobs returns the chunk of a content delta with the log
 // probabilities of its tokens (an empty list when the model sent none).
-func (t *tokenChunks) contentLogprobs(text string, lp []llm.TokenLogProb) []byte {
+func (t *ChunkEncoder) ContentLogprobs(text string, lp []llm.TokenLogProb) []byte {
 	if lp == nil {
 		lp = []llm.TokenLogProb{}
 	}
 	enc, err := json.Marshal(lp)
 	if err != nil {
 		// Not expected (a NaN logprob): the content without them.
-		return t.content(text)
+		return t.Content(text)
 	}
 	b := append(t.buf[:0], t.prefix...)
 	b = append(b, `"content":`...)

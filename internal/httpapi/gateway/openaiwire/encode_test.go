@@ -1,4 +1,4 @@
-package gateway
+package openaiwire
 
 import (
 	"bytes"
@@ -17,18 +17,18 @@ var jsonStringSamples = []string{
 func TestTokenChunksMatchEncodingJSON(t *testing.T) {
 	for _, usage := range []bool{false, true} {
 		for _, model := range []string{"naked", "gpt-<4>"} {
-			cs := &completionStream{id: "chatcmpl-x&y", created: 1700000000, model: model, includeUsage: usage}
-			tc := newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
+			cs := ChunkHead{ID: "chatcmpl-x&y", Created: 1700000000, Model: model, IncludeUsage: usage}
+			tc := NewChunkEncoder(cs)
 			for _, s := range jsonStringSamples {
-				want, _ := json.Marshal(cs.chunk(delta{Content: &s}, nil))
-				if got := tc.content(s); !bytes.Equal(got, want) {
+				want, _ := json.Marshal(cs.Chunk(Delta{Content: &s}, nil))
+				if got := tc.Content(s); !bytes.Equal(got, want) {
 					t.Errorf("content %q:\n got %s\nwant %s", s, got, want)
 				}
 				if s == "" {
 					continue // reasoning is never empty
 				}
-				want, _ = json.Marshal(cs.chunk(delta{ReasoningContent: s}, nil))
-				if got := tc.reasoning(s); !bytes.Equal(got, want) {
+				want, _ = json.Marshal(cs.Chunk(Delta{ReasoningContent: s}, nil))
+				if got := tc.Reasoning(s); !bytes.Equal(got, want) {
 					t.Errorf("reasoning %q:\n got %s\nwant %s", s, got, want)
 				}
 			}
@@ -40,24 +40,24 @@ func TestTokenChunksMatchEncodingJSON(t *testing.T) {
 // the bytes encoding/json gives for them.
 func TestOtherChunksMatchEncodingJSON(t *testing.T) {
 	for _, usage := range []bool{false, true} {
-		cs := &completionStream{id: "chatcmpl-<id>", created: 1700000000, model: "gpt-\u2028x", includeUsage: usage}
-		tc := newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
+		cs := ChunkHead{ID: "chatcmpl-<id>", Created: 1700000000, Model: "gpt-\u2028x", IncludeUsage: usage}
+		tc := NewChunkEncoder(cs)
 		empty := ""
-		want, _ := json.Marshal(cs.chunk(delta{Role: "assistant", Content: &empty}, nil))
-		if got := tc.role(); !bytes.Equal(got, want) {
+		want, _ := json.Marshal(cs.Chunk(Delta{Role: "assistant", Content: &empty}, nil))
+		if got := tc.Role(); !bytes.Equal(got, want) {
 			t.Errorf("role (usage %v):\n got %s\nwant %s", usage, got, want)
 		}
 		for _, reason := range []string{"stop", "length", "tool_calls", "content_filter", `odd "reason" <&>`} {
-			want, _ := json.Marshal(cs.chunk(delta{}, &reason))
-			if got := tc.finish(reason); !bytes.Equal(got, want) {
+			want, _ := json.Marshal(cs.Chunk(Delta{}, &reason))
+			if got := tc.Finish(reason); !bytes.Equal(got, want) {
 				t.Errorf("finish %q (usage %v):\n got %s\nwant %s", reason, usage, got, want)
 			}
 		}
 		for _, u := range []Usage{{}, {PromptTokens: 42, CompletionTokens: 20, TotalTokens: 62}, {PromptTokens: 1 << 40}} {
 			raw, _ := json.Marshal(u)
-			want, _ := json.Marshal(chunk{ID: cs.id, Object: "chat.completion.chunk", Created: cs.created, Model: cs.model,
-				Choices: []chunkChoice{}, Usage: raw})
-			if got := tc.usageChunk(u); !bytes.Equal(got, want) {
+			want, _ := json.Marshal(Chunk{ID: cs.ID, Object: "chat.completion.chunk", Created: cs.Created, Model: cs.Model,
+				Choices: []ChunkChoice{}, Usage: raw})
+			if got := tc.UsageChunk(u); !bytes.Equal(got, want) {
 				t.Errorf("usage %+v:\n got %s\nwant %s", u, got, want)
 			}
 		}
@@ -65,19 +65,19 @@ func TestOtherChunksMatchEncodingJSON(t *testing.T) {
 }
 
 func BenchmarkContentChunk(b *testing.B) {
-	cs := &completionStream{id: "chatcmpl-abcdefghijklmnop", created: 1700000000, model: "naked", includeUsage: true}
+	cs := ChunkHead{ID: "chatcmpl-abcdefghijklmnop", Created: 1700000000, Model: "naked", IncludeUsage: true}
 	text := " linked"
 	b.Run("hand", func(b *testing.B) {
-		tc := newTokenChunks(cs.id, cs.created, cs.model, cs.includeUsage)
+		tc := NewChunkEncoder(cs)
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = tc.content(text)
+			_ = tc.Content(text)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = json.Marshal(cs.chunk(delta{Content: &text}, nil))
+			_, _ = json.Marshal(cs.Chunk(Delta{Content: &text}, nil))
 		}
 	})
 }

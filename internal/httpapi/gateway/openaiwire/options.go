@@ -1,4 +1,4 @@
-package gateway
+package openaiwire
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"agentchat/internal/httpapi/openaierr"
 	"agentchat/internal/llm"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -66,25 +67,25 @@ func set(raw json.RawMessage) bool {
 func (u *Unsupported) check() error {
 	switch {
 	case set(u.Audio):
-		return invalid("audio", "'audio' output is not supported: the agents answer in text.")
+		return openaierr.Invalid("audio", "'audio' output is not supported: the agents answer in text.")
 	case set(u.Modalities):
 		var mods []string
 		if err := json.Unmarshal(u.Modalities, &mods); err != nil {
-			return invalid("modalities", "'modalities' must be an array of strings.")
+			return openaierr.Invalid("modalities", "'modalities' must be an array of strings.")
 		}
 		for _, m := range mods {
 			if m != "text" {
-				return invalid("modalities", "Modality %q is not supported: the agents answer in text (use [\"text\"]).", clip(m, 32))
+				return openaierr.Invalid("modalities", "Modality %q is not supported: the agents answer in text (use [\"text\"]).", clip(m, 32))
 			}
 		}
 	case set(u.Functions):
-		return invalid("functions", "'functions' (deprecated) is not supported: declare them in 'tools'.")
+		return openaierr.Invalid("functions", "'functions' (deprecated) is not supported: declare them in 'tools'.")
 	case set(u.FunctionCall):
-		return invalid("function_call", "'function_call' (deprecated) is not supported: use 'tool_choice'.")
+		return openaierr.Invalid("function_call", "'function_call' (deprecated) is not supported: use 'tool_choice'.")
 	case set(u.WebSearchOptions):
-		return invalid("web_search_options", "'web_search_options' is not supported: the agents search with their own tools.")
+		return openaierr.Invalid("web_search_options", "'web_search_options' is not supported: the agents search with their own tools.")
 	case set(u.Moderation):
-		return invalid("moderation", "'moderation' is not supported here.")
+		return openaierr.Invalid("moderation", "'moderation' is not supported here.")
 	}
 	return nil
 }
@@ -124,9 +125,9 @@ func (o *ModelOptions) convert() (llm.Options, error) {
 	if n := o.TopLogprobs; n != nil {
 		switch {
 		case *n < 0 || *n > MaxTopLogprobs:
-			return out, invalid("top_logprobs", "'top_logprobs' must be between 0 and %d (got %d).", MaxTopLogprobs, *n)
+			return out, openaierr.Invalid("top_logprobs", "'top_logprobs' must be between 0 and %d (got %d).", MaxTopLogprobs, *n)
 		case *n > 0 && !out.LogProbs:
-			return out, invalid("top_logprobs", "'top_logprobs' requires 'logprobs' to be true.")
+			return out, openaierr.Invalid("top_logprobs", "'top_logprobs' requires 'logprobs' to be true.")
 		}
 		out.TopLogProbs = int(*n)
 	}
@@ -142,7 +143,7 @@ func (o *ModelOptions) convert() (llm.Options, error) {
 	}
 	if o.User != nil {
 		if len(*o.User) > maxUserLen {
-			return out, invalid("user", "'user' must be at most %d bytes (got %d).", maxUserLen, len(*o.User))
+			return out, openaierr.Invalid("user", "'user' must be at most %d bytes (got %d).", maxUserLen, len(*o.User))
 		}
 		out.User = *o.User
 	}
@@ -155,7 +156,7 @@ func rangeOpt(param string, v *float64, lo, hi float64) (*float32, error) {
 		return nil, nil
 	}
 	if math.IsNaN(*v) || *v < lo || *v > hi {
-		return nil, invalid(param, "'%s' must be between %g and %g (got %g).", param, lo, hi, *v)
+		return nil, openaierr.Invalid(param, "'%s' must be between %g and %g (got %g).", param, lo, hi, *v)
 	}
 	f := float32(*v)
 	return &f, nil
@@ -171,7 +172,7 @@ func oneOf(param string, v *string, allowed []string) (string, error) {
 			return a, nil
 		}
 	}
-	return "", invalid(param, "Invalid value for '%s': %q (want one of %s).", param, clip(*v, 32), strings.Join(allowed, ", "))
+	return "", openaierr.Invalid(param, "Invalid value for '%s': %q (want one of %s).", param, clip(*v, 32), strings.Join(allowed, ", "))
 }
 
 // logitBias checks token ids and integral biases in [-100, 100].
@@ -180,15 +181,15 @@ func logitBias(in map[string]float64) (map[string]int, error) {
 		return nil, nil
 	}
 	if len(in) > MaxLogitBias {
-		return nil, invalid("logit_bias", "'logit_bias' accepts at most %d tokens (got %d).", MaxLogitBias, len(in))
+		return nil, openaierr.Invalid("logit_bias", "'logit_bias' accepts at most %d tokens (got %d).", MaxLogitBias, len(in))
 	}
 	out := make(map[string]int, len(in))
 	for k, v := range in {
 		if !tokenIDPattern.MatchString(k) {
-			return nil, invalid("logit_bias", "'logit_bias' keys must be token ids (got %q).", clip(k, 32))
+			return nil, openaierr.Invalid("logit_bias", "'logit_bias' keys must be token ids (got %q).", clip(k, 32))
 		}
 		if v != math.Trunc(v) || v < -100 || v > 100 {
-			return nil, invalid("logit_bias", "'logit_bias' values must be integers between -100 and 100 (got %s for %s).",
+			return nil, openaierr.Invalid("logit_bias", "'logit_bias' values must be integers between -100 and 100 (got %s for %s).",
 				strconv.FormatFloat(v, 'g', -1, 64), k)
 		}
 		out[k] = int(v)
@@ -215,7 +216,7 @@ func responseFormat(raw json.RawMessage) (*openai.ChatCompletionResponseFormat, 
 	}
 	var spec responseFormatSpec
 	if err := json.Unmarshal(raw, &spec); err != nil {
-		return nil, invalid("response_format", "'response_format' must be an object such as {\"type\":\"json_object\"}.")
+		return nil, openaierr.Invalid("response_format", "'response_format' must be an object such as {\"type\":\"json_object\"}.")
 	}
 	switch spec.Type {
 	case "text":
@@ -224,16 +225,16 @@ func responseFormat(raw json.RawMessage) (*openai.ChatCompletionResponseFormat, 
 		return &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}, nil
 	case "json_schema":
 	case "":
-		return nil, invalid("response_format.type", "'response_format.type' is required.")
+		return nil, openaierr.Invalid("response_format.type", "'response_format.type' is required.")
 	default:
-		return nil, invalid("response_format.type", "Invalid value for 'response_format.type': %q (want text, json_object or json_schema).", clip(spec.Type, 32))
+		return nil, openaierr.Invalid("response_format.type", "Invalid value for 'response_format.type': %q (want text, json_object or json_schema).", clip(spec.Type, 32))
 	}
 	js := spec.JSONSchema
 	switch {
 	case js == nil:
-		return nil, invalid("response_format.json_schema", "'response_format.json_schema' is required for type 'json_schema'.")
+		return nil, openaierr.Invalid("response_format.json_schema", "'response_format.json_schema' is required for type 'json_schema'.")
 	case !schemaNamePattern.MatchString(js.Name):
-		return nil, invalid("response_format.json_schema.name", "'response_format.json_schema.name' must be 1 to 64 letters, digits, '_' or '-'.")
+		return nil, openaierr.Invalid("response_format.json_schema.name", "'response_format.json_schema.name' must be 1 to 64 letters, digits, '_' or '-'.")
 	}
 	out := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
 		JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: js.Name, Description: js.Description}}
@@ -245,7 +246,7 @@ func responseFormat(raw json.RawMessage) (*openai.ChatCompletionResponseFormat, 
 	case len(schema) == 0 || string(schema) == "null":
 		schema = emptySchema
 	case schema[0] != '{':
-		return nil, invalid("response_format.json_schema.schema", "'response_format.json_schema.schema' must be a JSON Schema object.")
+		return nil, openaierr.Invalid("response_format.json_schema.schema", "'response_format.json_schema.schema' must be a JSON Schema object.")
 	}
 	out.JSONSchema.Schema = json.RawMessage(schema)
 	return out, nil
