@@ -199,7 +199,8 @@ type Sessions interface {
 	// UpdatedAt (and LastMessageAt when set in the delta). AcquireLease
 	// reconciles MessageCount with the committed messages (see Leases).
 	AddTurnStats(ctx context.Context, k Key, d TurnStats) error
-	// DeleteSession removes the session, its messages, lease and abort flag.
+	// DeleteSession removes the session, its messages, turn logs
+	// (TurnLogs), lease and abort flag.
 	DeleteSession(ctx context.Context, k Key) error
 	// DeleteProject removes every session of every user in the project,
 	// and the project's audit log (AuditLog). It
@@ -332,6 +333,7 @@ type Store interface {
 	AuditLog
 	UsageLedger
 	UserBudgets
+	TurnLogs
 	// Close releases the store's resources.
 	Close() error
 }

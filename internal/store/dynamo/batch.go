@@ -36,7 +36,8 @@ func (s *Store) deleteThread(ctx context.Context, pk, user string) error {
 	if err != nil {
 		return err
 	}
-	// The meta item is the partition's first item (META sorts before MSG#).
+	// The meta item is the partition's first item (META sorts before MSG#
+	// and TURN#).
 	var meta item
 	if len(page.Items) > 0 && getS(page.Items[0], attrSK) == metaSK {
 		meta = page.Items[0]

@@ -20,6 +20,12 @@
 //	audit entry    PK=P#{project}#AUDIT       SK={at}#{id}                 (append-only; see audit.go)
 //	user budget    PK=U#{user}                SK=BUDGET                    (budget_nanos, budget_period)
 //	usage row      PK=U#{user}                SK=USAGE#{day}#{model}#{key}#{project}#{session} (counters; see usage.go)
+//	turn log item  PK=P#{project}#T#{thread}  SK=TURN#{turn}#{last:010d}#{part:02d} (events of a turn; see turnlog.go)
+//
+// DESIGN.md names the turn log items EVT#{turn}#{seq}; they are TURN#...
+// instead, keyed by the last event of their batch, because a session's
+// items must all sort after META (deleteThread reads the meta item as the
+// first item of the partition), and "EVT#" sorts before it.
 //
 // Key components are escaped ('%' → "%25", '#' → "%23") so that no id can
 // forge another's key; timestamps in keys are fixed-width UTC
@@ -127,6 +133,8 @@ type Store struct {
 	clock func() time.Time
 	// limits cap what one owner may hold (Options.Limits).
 	limits store.Limits
+	// turnEpochs caches the session epochs of running turns (turnlog.go).
+	turnEpochs turnEpochs
 }
 
 var _ store.Store = (*Store)(nil)

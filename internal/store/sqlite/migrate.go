@@ -226,6 +226,27 @@ CREATE TABLE user_budgets (
 	budget_period TEXT    NOT NULL
 ) WITHOUT ROWID;
 `,
+	// 12: the event logs of recent turns (store.TurnLogs): one row per
+	// batch, keyed by the number of its last event (first_seq - 1 for a
+	// batch without events), data being the batch's events
+	// (store.EncodeTurnEvents); expires_at (unix nanoseconds) is when the
+	// row may be purged, found through its index. Rows go with their
+	// session (deleteThread).
+	`
+CREATE TABLE turn_logs (
+	project_id TEXT    NOT NULL,
+	thread_id  TEXT    NOT NULL,
+	turn_id    TEXT    NOT NULL,
+	last_seq   INTEGER NOT NULL,
+	first_seq  INTEGER NOT NULL,
+	data       BLOB    NOT NULL,
+	final      INTEGER NOT NULL DEFAULT 0,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (project_id, thread_id, turn_id, last_seq)
+) WITHOUT ROWID;
+
+CREATE INDEX turn_logs_by_expiry ON turn_logs (expires_at);
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

@@ -386,7 +386,8 @@ func (s *Store) addTurnStatsTx(ctx context.Context, tx *sql.Tx, k store.Key, d s
 	return err
 }
 
-// DeleteSession removes the session, its messages, lease and abort flag.
+// DeleteSession removes the session, its messages, turn logs, lease and
+// abort flag.
 func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var one int
@@ -405,11 +406,15 @@ func (s *Store) DeleteSession(ctx context.Context, k store.Key) error {
 	return nil
 }
 
-// deleteThread removes a thread's messages, then its session row.
+// deleteThread removes a thread's messages and turn logs, then its
+// session row.
 func (s *Store) deleteThread(ctx context.Context, tx *sql.Tx, projectID, threadID string) error {
 	s.history.drop(threadRef{project: projectID, thread: threadID})
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE project_id = ? AND thread_id = ?`, projectID, threadID); err != nil {
 		return fmt.Errorf("delete messages: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM turn_logs WHERE project_id = ? AND thread_id = ?`, projectID, threadID); err != nil {
+		return fmt.Errorf("delete turn logs: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE project_id = ? AND thread_id = ?`, projectID, threadID); err != nil {
 		return fmt.Errorf("delete session row: %w", err)

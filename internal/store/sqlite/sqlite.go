@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -61,6 +62,9 @@ type Store struct {
 	// limits cap what one owner may hold (WithLimits).
 	limits store.Limits
 	now    func() time.Time
+	// turnLogsPurged is when (unix nanoseconds, store clock) expired
+	// turn log rows were last purged (see purgeTurnLogs).
+	turnLogsPurged atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)

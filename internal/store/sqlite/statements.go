@@ -21,6 +21,11 @@ type readStmts struct {
 	// tx.StmtContext.
 	msgSeq       *sql.Stmt
 	listMessages *sql.Stmt
+	// turnLogSession, latestTurn and turnEvents serve ReadTurnEvents,
+	// in one read transaction.
+	turnLogSession *sql.Stmt
+	latestTurn     *sql.Stmt
+	turnEvents     *sql.Stmt
 }
 
 func (r *readStmts) defs() []stmtDef {
@@ -29,6 +34,9 @@ func (r *readStmts) defs() []stmtDef {
 		{"abort requested", &r.abortRequested, `SELECT abort_requested FROM sessions WHERE ` + keyWhere},
 		{"read msg seq", &r.msgSeq, `SELECT msg_seq FROM sessions WHERE ` + keyWhere},
 		{"list messages", &r.listMessages, listMessagesQuery},
+		{"turn log session", &r.turnLogSession, turnLogSessionQuery},
+		{"latest turn", &r.latestTurn, latestTurnQuery},
+		{"turn events", &r.turnEvents, turnEventsQuery},
 	}
 }
 
@@ -56,6 +64,8 @@ type writeStmts struct {
 	listMessages *sql.Stmt
 	// messageID checks a cached history (historyTx).
 	messageID *sql.Stmt
+	// appendTurnEvents writes a batch of a turn's log (AppendTurnEvents).
+	appendTurnEvents *sql.Stmt
 }
 
 func (w *writeStmts) defs() []stmtDef {
@@ -94,6 +104,7 @@ WHERE ` + keyWhere},
 		{"get session (writer)", &w.getSession, getSessionQuery},
 		{"list messages (writer)", &w.listMessages, listMessagesQuery},
 		{"message id", &w.messageID, `SELECT id FROM messages WHERE project_id = ? AND thread_id = ? AND seq = ?`},
+		{"append turn events", &w.appendTurnEvents, appendTurnEventsSQL},
 	}
 }
 
