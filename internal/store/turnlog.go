@@ -60,9 +60,11 @@ type TurnLogs interface {
 	// (0: from the first), in order and without gaps, at most about
 	// MaxTurnEventsRead bytes of them; turn "" reads the session's latest
 	// turn. Final is set when the result ends with the turn's last event,
-	// Live as its doc says. A session without a log, or without that turn
-	// (never logged, or expired), gives a TurnEvents with Turn "" and no
-	// error. ErrNotFound when the session does not exist or is not
+	// Live as its doc says. A reader ahead of the log (a client that got
+	// events live before their batch was written) gets Turn, no events,
+	// and Final only when the log ended at or before after. A session
+	// without a log, or without that turn (never logged, or expired),
+	// gives a TurnEvents with Turn "" and no error. ErrNotFound when the session does not exist or is not
 	// k.UserID's (the log of another user's session is never read).
 	ReadTurnEvents(ctx context.Context, k Key, turn string, after int64) (*TurnEvents, error)
 }

@@ -88,6 +88,12 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 			return nil, err
 		}
 	}
+	if r.out.Turn == "" {
+		// Ahead of the log, or no such turn: its last batch tells.
+		if err := s.readTurnTail(ctx, k, r, after); err != nil {
+			return nil, err
+		}
+	}
 	if r.out.Turn != "" {
 		until, err := getN(m.it, aLeaseUntil)
 		if err != nil {
@@ -96,6 +102,32 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 		r.out.Live = getS(m.it, aLeaseOwner) == turn && until > now.UnixNano()
 	}
 	return r.out, nil
+}
+
+// readTurnTail sets r.out for a reader at after that found no batch ending
+// at after or later: the turn's last batch (its newest item, the tail of
+// its last chunk) says whether the turn has a log, and whether it ended.
+func (s *Store) readTurnTail(ctx context.Context, k store.Key, r *turnReader, after int64) error {
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :p)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
+		ExpressionAttributeValues: item{":pk": avS(sessionPK(k.ProjectID, k.ThreadID)), ":p": avS(turnPrefix + r.turn + "#")},
+		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(1),
+	})
+	if err != nil {
+		return fmt.Errorf("read the tail of turn %s of %s: %w", r.turn, k.ThreadID, err)
+	}
+	if len(out.Items) == 0 || !r.valid(out.Items[0]) {
+		return nil
+	}
+	_, last, _, err := parseTurnSK(getS(out.Items[0], attrSK))
+	if err != nil {
+		return fmt.Errorf("read the tail of turn %s of %s: %w", r.turn, k.ThreadID, err)
+	}
+	r.out = &store.TurnEvents{Turn: r.turn, First: after + 1, Final: getBool(out.Items[0], tFinal) && last <= after}
+	return nil
 }
 
 // queryTurn reads one page of the items of turn from the tail of the

@@ -21,11 +21,12 @@ type readStmts struct {
 	// tx.StmtContext.
 	msgSeq       *sql.Stmt
 	listMessages *sql.Stmt
-	// turnLogSession, latestTurn and turnEvents serve ReadTurnEvents,
+	// turnLogSession, latestTurn, turnEvents and turnTail serve ReadTurnEvents,
 	// in one read transaction.
 	turnLogSession *sql.Stmt
 	latestTurn     *sql.Stmt
 	turnEvents     *sql.Stmt
+	turnTail       *sql.Stmt
 }
 
 func (r *readStmts) defs() []stmtDef {
@@ -37,6 +38,7 @@ func (r *readStmts) defs() []stmtDef {
 		{"turn log session", &r.turnLogSession, turnLogSessionQuery},
 		{"latest turn", &r.latestTurn, latestTurnQuery},
 		{"turn events", &r.turnEvents, turnEventsQuery},
+		{"turn tail", &r.turnTail, turnTailQuery},
 	}
 }
 

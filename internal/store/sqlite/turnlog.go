@@ -41,6 +41,10 @@ WHERE project_id = ? AND thread_id = ? AND expires_at > ? ORDER BY turn_id DESC 
 	// reader's last event (for its final flag) on.
 	turnEventsQuery = `SELECT last_seq, first_seq, data, final, expires_at FROM turn_logs
 WHERE project_id = ? AND thread_id = ? AND turn_id = ? AND last_seq >= ? ORDER BY last_seq`
+	// turnTailQuery reads a turn's last unexpired batch, for a reader
+	// ahead of the log.
+	turnTailQuery = `SELECT last_seq, final FROM turn_logs
+WHERE project_id = ? AND thread_id = ? AND turn_id = ? AND expires_at > ? ORDER BY last_seq DESC LIMIT 1`
 )
 
 // AppendTurnEvents implements store.TurnLogs with one INSERT; at most
@@ -115,6 +119,19 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 		}
 		if out, err = s.readBatches(ctx, tx, k, turn, after, now); err != nil {
 			return err
+		}
+		if out.Turn == "" {
+			// Ahead of the log, or no such turn: its last batch tells.
+			var last int64
+			var final bool
+			err := tx.StmtContext(ctx, s.rs.turnTail).QueryRowContext(ctx, k.ProjectID, k.ThreadID, turn, now.UnixNano()).Scan(&last, &final)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return fmt.Errorf("read the tail of turn %s: %w", turn, err)
+			default:
+				out = &store.TurnEvents{Turn: turn, First: after + 1, Final: final && last <= after}
+			}
 		}
 		if out.Turn != "" {
 			out.Live = owner == turn && until > now.UTC().Format(timeLayout)

@@ -108,6 +108,7 @@ func testTurnLogRoundTrip(t *testing.T, s store.Store) {
 	}
 	wantTurn(t, "latest turn", readTurn(t, s, k, "", 0), turn, 1, all, true, false)
 	wantTurn(t, "after the final event", readTurn(t, s, k, turn, 7), turn, 8, nil, true, false)
+	wantTurn(t, "after an event never logged", readTurn(t, s, k, turn, 9), turn, 10, nil, true, false)
 	wantTurn(t, "another turn id", readTurn(t, s, k, newTurnID(t), 0), "", 0, nil, false, false)
 }
 
@@ -123,6 +124,10 @@ func testTurnLogMarker(t *testing.T, s store.Store) {
 	wantTurn(t, "the turn after the marker", readTurn(t, s, k, turn, 0), turn, 1, nil, false, false)
 	appendTurn(t, s, k, turn, 1, events(1, 2), false)
 	wantTurn(t, "after the first events", readTurn(t, s, k, "", 0), turn, 1, events(1, 2), false, false)
+	// A reader ahead of the log (it got events 3..5 live): the turn is
+	// there, nothing to read yet, not over.
+	wantTurn(t, "ahead of the log", readTurn(t, s, k, turn, 5), turn, 6, nil, false, false)
+	wantTurn(t, "latest, ahead of the log", readTurn(t, s, k, "", 5), turn, 6, nil, false, false)
 }
 
 // testTurnLogEmptyFinal: a turn may end with a Final batch without events.
