@@ -80,6 +80,7 @@ func (tr *turnRun) persist(msgs []store.Message) error {
 	if err := tr.t.createErr(); err != nil {
 		return &userError{msg: notCreatedText, err: err}
 	}
+	tr.t.tag(msgs)
 	ctx, cancel := tr.persistCtx()
 	defer cancel()
 	if _, err := tr.t.r.o.Store.AppendMessages(ctx, tr.t.req.Key, msgs); err != nil {
@@ -206,6 +207,7 @@ func (tr *turnRun) finish(errMsg string) string {
 	if errMsg != "" {
 		stats.Errors = 1
 	}
+	t.tag(msgs)
 	out, err := store.FinishTurn(ctx, t.r.o.Store, t.req.Key, t.owner, msgs, stats)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -217,6 +219,19 @@ func (tr *turnRun) finish(errMsg string) string {
 		}
 	}
 	return errMsg
+}
+
+// tag marks msgs as stored by the turn (store.MetadataTurnID), so that a
+// turn that interrupts it may remove them (store.TurnRollbacks).
+func (t *Turn) tag(msgs []store.Message) {
+	for i := range msgs {
+		m := make(map[string]any, len(msgs[i].Metadata)+1)
+		for k, v := range msgs[i].Metadata {
+			m[k] = v
+		}
+		m[store.MetadataTurnID] = t.owner
+		msgs[i].Metadata = m
+	}
 }
 
 // saveEarly stores the user message (with the history's repairs) of a turn

@@ -79,9 +79,13 @@ type Options struct {
 	MaxTurnsPerUser int
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
-	// NewID returns a new unique id for messages and lease owners (default
-	// a random UUID).
+	// NewID returns a new unique id for messages (default a random UUID).
 	NewID func() string
+	// NewTurnID returns the id of a new turn: its lease owner and the
+	// prefix of its stream's event ids (default NewTurnID, a UUIDv7). The
+	// ids of a session's turns must increase with time: a turn log's
+	// reader takes the greatest as the latest (store.TurnLogs).
+	NewTurnID func() string
 	// Snapshots, when set, takes a GNS3 snapshot before the first lab
 	// change of a project chat turn in the modes it applies to.
 	Snapshots Snapshotter
@@ -148,6 +152,9 @@ func NewRuntime(o Options) *Runtime {
 	}
 	if o.NewID == nil {
 		o.NewID = uuid.NewString
+	}
+	if o.NewTurnID == nil {
+		o.NewTurnID = NewTurnID
 	}
 	lg := o.Logger
 	if lg == nil {
@@ -302,4 +309,16 @@ func humanError(err error) string {
 		return ue.msg
 	}
 	return llm.UserMessage(err)
+}
+
+// NewTurnID returns a new turn id: a UUIDv7, whose text orders turns by
+// their start (to the millisecond, and by a counter within one process).
+func NewTurnID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		// The random source failed: a random UUID is still unique, only
+		// its order is lost.
+		return uuid.NewString()
+	}
+	return id.String()
 }

@@ -59,6 +59,10 @@ type TurnRequest struct {
 	// and lets the model go on. Message is then empty; the session must
 	// exist.
 	Decisions []Decision
+	// RollBack is the id of a turn this one interrupts whose messages are
+	// removed before this one reads the history (the multitask strategy
+	// "rollback"); empty: none.
+	RollBack string
 }
 
 // Turn is a started turn: the session exists (a new one is being created,
@@ -138,7 +142,7 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
-	t := &Turn{r: r, req: req, owner: r.o.NewID()}
+	t := &Turn{r: r, req: req, owner: r.o.NewTurnID()}
 	// The user's LLM, the user's turn slot and the session (its read and
 	// its lease) do not depend on one another: they are asked for at once,
 	// so that on an existing session they cost one round trip of store
@@ -246,7 +250,7 @@ func (t *Turn) open(ctx context.Context) error {
 func (t *Turn) opening(newSession func() (*store.Session, error)) store.TurnOpening {
 	return store.TurnOpening{
 		Key: t.req.Key, Owner: t.owner, TTL: t.r.o.LeaseTTL,
-		HistoryLimit: t.r.o.MaxHistory, NewSession: newSession,
+		HistoryLimit: t.r.o.MaxHistory, NewSession: newSession, RollBack: t.req.RollBack,
 	}
 }
 
@@ -321,6 +325,11 @@ func (t *Turn) createErr() error {
 	<-t.pending.done
 	return t.pending.err
 }
+
+// SessionStored waits until the turn's session is in the store: at once
+// unless the session is being created beside the turn's first LLM call.
+// It returns the failure of that creation (the turn then stores nothing).
+func (t *Turn) SessionStored() error { return t.createErr() }
 
 // Release frees the turn's lease without running it. Call it when a
 // started turn will not be Run; Run releases the lease itself.

@@ -131,6 +131,13 @@ type Config struct {
 	// the undo route that restores it.
 	Snapshots bool
 
+	// TurnLog is TURN_LOG (on: the default, or off): the events of every
+	// streamed project chat turn are logged in the store for an hour, a
+	// client can rejoin a session's stream (GET .../sessions/{id}/stream)
+	// after a network drop or from a second tab, and a turn goes on when
+	// its client leaves (unless the request says on_disconnect: cancel).
+	TurnLog bool
+
 	// Metrics is METRICS (on, or off: the default): the local server
 	// counts turns, LLM calls, tool calls, open streams and refusals and
 	// answers them as Prometheus text at GET /metrics.
@@ -450,6 +457,13 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	case "off", "false", "0":
 	default:
 		l.fail("SNAPSHOTS", "must be on or off, got %s", quote(v))
+	}
+	switch v := strings.ToLower(l.str("TURN_LOG")); v {
+	case "", "on", "true", "1":
+		c.TurnLog = true
+	case "off", "false", "0":
+	default:
+		l.fail("TURN_LOG", "must be on or off, got %s", quote(v))
 	}
 	switch v := strings.ToLower(l.str("METRICS")); v {
 	case "on", "true", "1":

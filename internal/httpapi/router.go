@@ -333,7 +333,7 @@ func truncate(s string, n int) string {
 
 // allowHeaders are the request headers a preflight allows when the browser
 // names none.
-const allowHeaders = "Authorization, Content-Type, X-Request-Id, OpenAI-Organization, OpenAI-Project, OpenAI-Beta, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method"
+const allowHeaders = "Authorization, Content-Type, X-Request-Id, OpenAI-Organization, OpenAI-Project, OpenAI-Beta, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method, Last-Event-ID"
 
 // requestedHeaders matches a well-formed Access-Control-Request-Headers.
 var requestedHeaders = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_|~-]+)*$`)
@@ -363,7 +363,7 @@ func (d Deps) preflight(w http.ResponseWriter, r *http.Request) {
 }
 
 // exposeHeaders are the response headers browsers may read.
-const exposeHeaders = "X-Request-Id, X-Next-Cursor, X-Session-Id, X-Agent-Id, x-should-retry, Retry-After"
+const exposeHeaders = "X-Request-Id, X-Next-Cursor, X-Session-Id, X-Turn-Id, X-Agent-Id, x-should-retry, Retry-After"
 
 // cors allows every origin: credentials travel in the Authorization
 // header, never in cookies.

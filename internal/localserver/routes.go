@@ -16,6 +16,7 @@ import (
 	"agentchat/internal/httpapi/usageapi"
 	"agentchat/internal/httpapi/userpath"
 	"agentchat/internal/llmconfig"
+	"agentchat/internal/store"
 	"agentchat/internal/telemetry"
 	"agentchat/internal/webui"
 	"agentchat/internal/wire"
@@ -42,7 +43,11 @@ func Handler(ctx context.Context, base *wire.Base) (http.Handler, func(), error)
 // the gateway running the agents of ag (a test gives its own).
 func serverRoutes(base *wire.Base, ag *agentwire.Agent, users *userpath.Resolver, groups llmconfig.GroupSource) []httpapi.Route {
 	sess := sessions.New(base.Store, sessions.BackgroundRemover{Store: base.Store, Logger: base.Logger}, base.RemovalPolicy())
-	ch := chat.New(chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat, Store: base.Store})
+	co := chat.Options{Runtime: ag.Runtime, Heartbeat: base.Config.Heartbeat, Store: base.Store}
+	if base.Config.TurnLog {
+		co.TurnLogs, co.TurnLogKeep = base.Store, base.Config.TurnTimeout+store.TurnLogKeep
+	}
+	ch := chat.New(co)
 	gw := gateway.New(gateway.Options{Runtime: ag.Runtime, Agents: ag.Registry, Heartbeat: base.Config.Heartbeat,
 		Timeout: base.Config.TurnTimeout + time.Minute, Rates: base.Store, Ledger: base.Store})
 	keys := apikeys.New(base.Store, apikeys.Options{Users: users})

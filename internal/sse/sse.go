@@ -39,16 +39,33 @@ type Stream struct {
 	// but those written by Unnumbered; seq is the last number given.
 	idPrefix string
 	seq      int64
+	// tee, when set, receives every numbered event (see Tee).
+	tee func(seq int64, payload []byte)
 }
 
 // NumberEvents gives every event written from now on, but those written
 // with UnnumberedJSON, an SSE `id:` line "<prefix>:<n>", n counting from 1,
 // so that a client knows the last event it received (EventSource's
 // Last-Event-ID). Clients that read only `data:` lines are unaffected.
-func (s *Stream) NumberEvents(prefix string) {
+func (s *Stream) NumberEvents(prefix string) { s.NumberEventsAfter(prefix, 0) }
+
+// NumberEventsAfter is NumberEvents for a stream that goes on from event
+// last of the sequence (a replay after the Last-Event-ID a client gave):
+// the next numbered event is last+1.
+func (s *Stream) NumberEventsAfter(prefix string, last int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.idPrefix = prefix
+	s.idPrefix, s.seq = prefix, last
+}
+
+// Tee calls fn with the number and the payload of every numbered event
+// written from now on, in order, whether or not it reaches the client (a
+// client gone does not stop the record): the turn's event log. fn runs
+// under the stream's lock and must not keep payload, nor block.
+func (s *Stream) Tee(fn func(seq int64, payload []byte)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tee = fn
 }
 
 // UnnumberedJSON is JSON without an event id, for an event that is not
@@ -179,6 +196,9 @@ func (s *Stream) frameAs(b []byte, numbered bool) {
 		s.buf = append(s.buf, ':')
 		s.buf = strconv.AppendInt(s.buf, s.seq, 10)
 		s.buf = append(s.buf, '\n')
+		if s.tee != nil {
+			s.tee(s.seq, b)
+		}
 	}
 	for {
 		i := indexNewline(b)

@@ -2,6 +2,8 @@ package sse
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -262,5 +264,36 @@ func TestNumberedEvents(t *testing.T) {
 		"id: turn-7:3\ndata: {\"b\":2}\n\n"
 	if got := rec.Body.String(); got != want {
 		t.Fatalf("stream:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestTee: the tee gets every numbered event (number and payload, not the
+// unnumbered ones), also once the client is gone; a stream numbered after
+// n goes on at n+1 with the same framing.
+func TestTee(t *testing.T) {
+	rec := httptest.NewRecorder()
+	s := Start(rec)
+	s.NumberEvents("t")
+	var got []string
+	s.Tee(func(seq int64, payload []byte) { got = append(got, fmt.Sprintf("%d=%s", seq, payload)) })
+	_ = s.Data([]byte("a"))
+	_ = s.UnnumberedJSON("beat")
+	_ = s.QueueData([]byte("b\nc"))
+	s.mu.Lock()
+	s.err = errors.New("client gone")
+	s.mu.Unlock()
+	if err := s.Data([]byte("d")); err == nil {
+		t.Fatal("a write after the client left succeeded")
+	}
+	if want := "[1=a 2=b\nc 3=d]"; fmt.Sprint(got) != want {
+		t.Fatalf("tee got %q, want %q", got, want)
+	}
+
+	replay := httptest.NewRecorder()
+	r := Start(replay)
+	r.NumberEventsAfter("t", 1)
+	_ = r.Data([]byte("b\nc"))
+	if want := "id: t:2\ndata: b\ndata: c\n\n"; !strings.HasSuffix(replay.Body.String(), want) || !strings.Contains(rec.Body.String(), want) {
+		t.Fatalf("replayed %q and first sent %q, both want %q", replay.Body.String(), rec.Body.String(), want)
 	}
 }

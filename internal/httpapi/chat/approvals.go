@@ -113,5 +113,5 @@ func (h *Handlers) approvals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Session-Id", sid)
-	h.sse(w, r, turn, sid)
+	h.sse(w, r, turn, sid, "", nil)
 }

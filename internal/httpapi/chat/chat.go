@@ -25,6 +25,7 @@ import (
 	"agentchat/internal/llm"
 	"agentchat/internal/sse"
 	"agentchat/internal/store"
+	"agentchat/internal/turnlog"
 )
 
 // PathStream is the path of the stream route.
@@ -56,6 +57,21 @@ type Options struct {
 	// so the store's own refusal would only end the stream. Nil: no check
 	// ahead (the store still enforces the limit).
 	Store store.Store
+	// TurnLogs, when set, logs the events of every streamed turn
+	// (package turnlog), serves the rejoin route (GET
+	// .../sessions/{session_id}/stream), and keeps a streamed turn running
+	// when its client leaves (unless the request says "on_disconnect":
+	// "cancel"): the client comes back for the rest.
+	TurnLogs store.TurnLogs
+	// TurnLogKeep is how long a logged batch is kept after it is written
+	// (0: store.TurnLogKeep); give the turn timeout plus an hour, so that
+	// the whole log of a turn outlives its end by an hour.
+	TurnLogKeep time.Duration
+	// Hub wakes the followers of this process when a batch of a turn it
+	// runs is logged (nil: they poll).
+	Hub *turnlog.Hub
+	// Follow tunes how rejoined streams follow a running turn.
+	Follow turnlog.Follower
 }
 
 // DefaultOpenWithin is Options.OpenWithin when unset.
@@ -75,15 +91,19 @@ func New(o Options) *Handlers {
 	if o.AgentID == "" {
 		o.AgentID = agents.GNS3Copilot
 	}
+	if o.TurnLogs != nil && o.Hub == nil {
+		o.Hub = &turnlog.Hub{}
+	}
 	return &Handlers{o: o}
 }
 
-// Routes returns the stream, inject and approvals routes.
+// Routes returns the stream, inject, approvals and rejoin routes.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Path: PathStream, Handler: h.stream, Project: true},
 		{Method: http.MethodPost, Path: PathInject, Handler: h.inject, Project: true},
 		{Method: http.MethodPost, Path: PathApprovals, Handler: h.approvals, Project: true},
+		{Method: http.MethodGet, Path: PathRejoin, Handler: h.rejoin, Project: true},
 	}
 }
 
@@ -101,6 +121,14 @@ type Request struct {
 	// ApprovalDecision "reject_all" declines the calls that await a
 	// decision, so that the message can be sent.
 	ApprovalDecision string `json:"approval_decision"`
+	// OnDisconnect is what happens to the turn when the client leaves:
+	// "continue" (the default when turns are logged: rejoin the stream to
+	// see the rest) or "cancel" (the turn stops, as an abort; the default
+	// otherwise).
+	OnDisconnect string `json:"on_disconnect"`
+	// MultitaskStrategy is what happens when the session is answering:
+	// reject (the default: 409), enqueue, interrupt or rollback.
+	MultitaskStrategy string `json:"multitask_strategy"`
 }
 
 // validated is a checked Request.
@@ -112,6 +140,10 @@ type validated struct {
 	mode        string
 	approval    string
 	rejectAll   bool
+	// onDisconnect is the on_disconnect asked for ("" when none).
+	onDisconnect string
+	// strategy is the multitask_strategy.
+	strategy string
 }
 
 // Validate checks the request and returns its normalized form.
@@ -168,6 +200,21 @@ func (req *Request) validate() (*validated, error) {
 	default:
 		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'approval_decision' must be \"reject_all\"")
 	}
+	switch req.OnDisconnect {
+	case "", onDisconnectContinue, onDisconnectCancel:
+		v.onDisconnect = req.OnDisconnect
+	default:
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'on_disconnect' must be one of: continue, cancel")
+	}
+	switch req.MultitaskStrategy {
+	case "", strategyReject, strategyEnqueue, strategyInterrupt, strategyRollback:
+		v.strategy = req.MultitaskStrategy
+	default:
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'multitask_strategy' must be one of: reject, enqueue, interrupt, rollback")
+	}
+	if v.strategy == strategyEnqueue && !v.stream {
+		return nil, httpapi.Errorf(http.StatusUnprocessableEntity, "Field 'multitask_strategy' \"enqueue\" needs a streamed answer (\"stream\": true)")
+	}
 	return v, nil
 }
 
@@ -219,18 +266,24 @@ func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
 		// An API key's own max_parallel replaces the user's turn cap.
 		tr.SlotPool, tr.MaxTurns = agent.KeySlotPool(id.KeyID), id.KeyLimits.MaxParallel
 	}
-	turn, err := h.o.Runtime.StartTurn(r.Context(), tr)
-	if err != nil {
+	turn, opened, err := h.startTurn(w, r, tr, req)
+	switch {
+	case err != nil:
 		httpapi.Fail(w, r, startError(req.sessionID, err))
 		return
+	case turn == nil:
+		return // a queued message that could not start: its stream said why
 	}
 	sessionID := turn.Session().ThreadID
-	w.Header().Set("X-Session-Id", sessionID)
 	if !req.stream {
+		w.Header().Set("X-Session-Id", sessionID)
 		h.collect(w, r, turn, sessionID)
 		return
 	}
-	h.sse(w, r, turn, sessionID)
+	if opened == nil {
+		w.Header().Set("X-Session-Id", sessionID)
+	}
+	h.sse(w, r, turn, sessionID, req.onDisconnect, opened)
 }
 
 // checkSessionRoom asks the store whether userID may have one more
@@ -367,19 +420,34 @@ func encode(ev agent.Event, sessionID string) (event, bool) {
 	return out, true
 }
 
-func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn, sessionID string) {
-	// The headers and the opening comment leave as soon as the turn's first
-	// request to the network (the LLM call) is out, while its answer is
-	// awaited, or with the first event, or after OpenWithin: not before the
-	// LLM request, whose way out they would delay.
-	s := sse.Open(w)
+// sse streams the turn's events. onDisconnect is the request's
+// on_disconnect ("": the default).
+// s is the stream when it is open already (a queued message's), else nil.
+func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn, sessionID, onDisconnect string, s *sse.Stream) {
+	if s == nil {
+		// The headers and the opening comment leave as soon as the turn's
+		// first request to the network (the LLM call) is out, while its
+		// answer is awaited, or with the first event, or after OpenWithin:
+		// not before the LLM request, whose way out they would delay.
+		s = sse.Open(w)
+		_ = s.QueueComment("stream open")
+	}
 	// Every event but heartbeats carries id: <turn id>:<n>.
 	s.NumberEvents(turn.ID())
-	_ = s.QueueComment("stream open")
 	defer s.Close()
 	opened := time.AfterFunc(h.o.OpenWithin, func() { _ = s.Flush() })
 	defer opened.Stop()
-	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+	ctx := r.Context()
+	if rec := h.record(ctx, s, turn); rec != nil {
+		// Closed after the recovery below: its final batch holds the
+		// last event, also the one written there.
+		defer rec.Close()
+		if onDisconnect != onDisconnectCancel {
+			// The client may leave: it comes back for the rest.
+			ctx = context.WithoutCancel(ctx)
+		}
+	}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { _ = s.Flush() },
 	})
 	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {

@@ -1,0 +1,199 @@
+package localserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"agentchat/internal/auth"
+	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/store/dynamo/dynalitetest"
+)
+
+// rawFrame is one numbered SSE event as received: its id and its bytes.
+type rawFrame struct{ id, raw string }
+
+// readRawFrames reads the numbered events of body until its end or until
+// stop says so; comments and heartbeats (unnumbered) are skipped.
+func readRawFrames(body io.Reader, stop func([]rawFrame) bool) []rawFrame {
+	br := bufio.NewReader(body)
+	var (
+		out   []rawFrame
+		block strings.Builder
+		id    string
+	)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return out
+		}
+		switch {
+		case line == "\n":
+			if id != "" {
+				out = append(out, rawFrame{id: id, raw: block.String() + "\n"})
+				if stop != nil && stop(out) {
+					return out
+				}
+			}
+			block.Reset()
+			id = ""
+			continue
+		case strings.HasPrefix(line, ":"):
+			continue
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimSuffix(strings.TrimPrefix(line, "id: "), "\n")
+		}
+		block.WriteString(line)
+	}
+}
+
+func rawJoined(fs []rawFrame) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(f.raw)
+	}
+	return b.String()
+}
+
+// contentOf returns the concatenated content of the content events.
+func contentOf(fs []rawFrame) (string, int) {
+	var b strings.Builder
+	n := 0
+	for _, f := range fs {
+		_, data, _ := strings.Cut(f.raw, "data: ")
+		var ev struct{ Type, Content string }
+		if json.Unmarshal([]byte(strings.TrimSpace(data)), &ev) == nil && ev.Type == "content" {
+			b.WriteString(ev.Content)
+			n++
+		}
+	}
+	return b.String(), n
+}
+
+// TestRejoinAcrossInstances is the acceptance of issue 25's rejoin on both
+// stores: a client cut after 20 of 200 tokens on instance A comes back on
+// instance B with Last-Event-ID and receives exactly tokens 21..200 and
+// done; a second tab opened on B during the answer receives it live; the
+// cut client's events plus the rest equal, byte for byte, what the second
+// tab received from the start; the turn was stored whole.
+func TestRejoinAcrossInstances(t *testing.T) {
+	for _, kind := range []string{"sqlite", "dynamodb"} {
+		t.Run(kind, func(t *testing.T) {
+			v, err := auth.NewJWTVerifier([]byte(copilotSecret), time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alice, _ := v.Issue("alice", time.Hour)
+			llm := llmtest.NewServer(t)
+			vars := map[string]string{
+				"ADDR": "127.0.0.1:0", "DATA_DIR": t.TempDir(), "JWT_SECRET": copilotSecret,
+				"OPENAI_BASE_URL": llm.BaseURL(), "OPENAI_API_KEY": "sk-test-llm-key", "OPENAI_MODEL": "test-model",
+			}
+			if kind == "dynamodb" {
+				vars["STORE"], vars["TABLE_NAME"] = "dynamodb", "rejoin-"+uuid.NewString()
+				vars["DYNAMODB_ENDPOINT"], vars["AWS_REGION"] = dynalitetest.Start(t), "us-east-1"
+			}
+			urlA, _, _, _ := start(t, vars)
+			urlB, _, _, _ := start(t, vars)
+			tokens := make([]string, 200)
+			for i := range tokens {
+				tokens[i] = fmt.Sprintf("t%d ", i+1)
+			}
+			llm.Enqueue(llmtest.Reply{Chunks: tokens, ChunkDelay: 5 * time.Millisecond}, llmtest.Reply{Text: "Counting"})
+			project, sid := uuid.NewString(), uuid.NewString()
+			chat := "/v3/projects/" + project + "/chat"
+			send := func(method, url, path string, body any, header ...string) *http.Response {
+				t.Helper()
+				var r io.Reader
+				if body != nil {
+					b, _ := json.Marshal(body)
+					r = bytes.NewReader(b)
+				}
+				req, _ := http.NewRequest(method, url+path, r)
+				req.Header.Set("Authorization", "Bearer "+alice)
+				req.Header.Set("Content-Type", "application/json")
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { resp.Body.Close() })
+				return resp
+			}
+
+			resp := send(http.MethodPost, urlA, chat+"/stream", map[string]any{"message": "count to 200", "session_id": sid})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("stream: %d", resp.StatusCode)
+			}
+			// A second tab on B once the answer has begun.
+			var secondTab []rawFrame
+			tabDone := make(chan struct{})
+			cut := readRawFrames(resp.Body, func(fs []rawFrame) bool {
+				if len(fs) == 1 {
+					go func() {
+						defer close(tabDone)
+						tab := send(http.MethodGet, urlB, chat+"/sessions/"+sid+"/stream", nil)
+						if tab.StatusCode != http.StatusOK {
+							t.Errorf("second tab: status %d", tab.StatusCode)
+							return
+						}
+						secondTab = readRawFrames(tab.Body, nil)
+					}()
+				}
+				_, n := contentOf(fs)
+				return n == 20
+			})
+			resp.Body.Close() // the network drops after 20 tokens
+
+			rest := send(http.MethodGet, urlB, chat+"/sessions/"+sid+"/stream", nil, "Last-Event-ID", cut[len(cut)-1].id)
+			if rest.StatusCode != http.StatusOK {
+				t.Fatalf("rejoin: status %d", rest.StatusCode)
+			}
+			restFrames := readRawFrames(rest.Body, nil)
+			got, n := contentOf(restFrames)
+			if n != 180 || got != strings.Join(tokens[20:], "") {
+				t.Fatalf("the rest holds %d tokens: %.60q...", n, got)
+			}
+			if !strings.Contains(restFrames[len(restFrames)-1].raw, `"type":"done"`) {
+				t.Fatalf("the rest ends with %q", restFrames[len(restFrames)-1].raw)
+			}
+			<-tabDone
+			if rawJoined(cut)+rawJoined(restFrames) != rawJoined(secondTab) {
+				t.Fatalf("cut + rest (%d + %d events) differ from the second tab's %d events", len(cut), len(restFrames), len(secondTab))
+			}
+
+			// Stored whole, counted once, not aborted.
+			var hist struct {
+				Messages []struct{ Role, Content string } `json:"messages"`
+			}
+			h := send(http.MethodGet, urlA, chat+"/sessions/"+sid+"/history", nil)
+			if err := json.NewDecoder(h.Body).Decode(&hist); err != nil {
+				t.Fatal(err)
+			}
+			if len(hist.Messages) != 2 || hist.Messages[1].Content != strings.Join(tokens, "") {
+				t.Fatalf("history: %+v", hist.Messages)
+			}
+			var list []struct {
+				ThreadID string         `json:"thread_id"`
+				Stats    map[string]any `json:"stats"`
+			}
+			l := send(http.MethodGet, urlB, chat+"/sessions", nil)
+			if err := json.NewDecoder(l.Body).Decode(&list); err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || fmt.Sprint(list[0].Stats["aborted_turns"]) != "0" {
+				t.Fatalf("sessions: %+v", list)
+			}
+		})
+	}
+}
