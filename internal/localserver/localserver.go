@@ -17,6 +17,7 @@ import (
 	"agentchat/internal/config"
 	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
+	"agentchat/internal/telemetry"
 	"agentchat/internal/wire"
 )
 
@@ -47,7 +48,9 @@ func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
 	path := filepath.Join(cfg.DataDir, SQLiteFile)
-	st, err := sqlite.Open(ctx, path, sqlite.WithLimits(wire.Limits(cfg)))
+	// With tracing on (wire.NewBase reads the same variables), a client
+	// span per SQLite statement; off, the plain driver.
+	st, err := sqlite.Open(ctx, path, sqlite.WithLimits(wire.Limits(cfg)), sqlite.WithTracing(telemetry.Enabled(os.Getenv)))
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}

@@ -19,8 +19,9 @@ import (
 // receiver: the request's server span named by its route template, the
 // turn's span under it, the LLM spans (the two of the turn with their usage, and the title's) and
 // two tool spans under it, with the GNS3 requests of the tools under
-// theirs; no API key, GNS3
-// token, prompt or tool argument in any of them.
+// theirs, and the SQLite statements under the request or the turn; no API
+// key, GNS3 token, prompt or tool argument in any of them (the prompt is
+// a parameter of the message inserts).
 func TestTraceOfATurnWithTwoTools(t *testing.T) {
 	rc := telemetrytest.NewReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.URL)
@@ -100,6 +101,27 @@ func TestTraceOfATurnWithTwoTools(t *testing.T) {
 	}
 	if gns3Spans == 0 || puts != 1 || len(tools) != 2 {
 		t.Errorf("%d GNS3 spans, %d PUT", gns3Spans, puts)
+	}
+	// The SQLite statements of the request are client spans in its trace,
+	// under the request's span or the turn's (the turn's history read and
+	// message appends under the turn).
+	sqlSpans, sqlUnderTurn := 0, 0
+	for _, s := range spans {
+		if telemetrytest.Attr(s, "db.system.name").GetStringValue() != "sqlite" || !bytes.Equal(s.TraceId, server[0].TraceId) {
+			continue
+		}
+		sqlSpans++
+		if bytes.Equal(s.ParentSpanId, turn[0].SpanId) {
+			sqlUnderTurn++
+		} else if !bytes.Equal(s.ParentSpanId, server[0].SpanId) {
+			t.Errorf("SQLite span %s is under neither the request nor the turn", s.Name)
+		}
+		if s.Kind != tracepb.Span_SPAN_KIND_CLIENT || telemetrytest.Attr(s, "db.operation.name").GetStringValue() == "" {
+			t.Errorf("SQLite span %s: kind %v, attributes %v", s.Name, s.Kind, s.Attributes)
+		}
+	}
+	if sqlSpans == 0 || sqlUnderTurn == 0 || len(byName["INSERT messages"]) == 0 {
+		t.Errorf("%d SQLite spans in the request's trace, %d under the turn, %d INSERT messages", sqlSpans, sqlUnderTurn, len(byName["INSERT messages"]))
 	}
 	usage := map[[2]int64]bool{}
 	for _, c := range byName["chat test-model"] {

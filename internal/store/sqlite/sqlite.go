@@ -65,6 +65,9 @@ type Store struct {
 	// turnLogsPurged is when (unix nanoseconds, store clock) expired
 	// turn log rows were last purged (see purgeTurnLogs).
 	turnLogsPurged atomic.Int64
+	// traced opens the databases through the tracing driver wrapper
+	// (WithTracing).
+	traced bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -106,7 +109,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	wp.Set("_journal_mode", "WAL")
 	wp.Set("_txlock", "immediate")
-	w, err := sql.Open("sqlite", path+"?"+wp.Encode())
+	s := &Store{now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	w, err := openDB(path+"?"+wp.Encode(), s.traced)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -119,7 +126,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 
-	s := &Store{w: w, now: time.Now}
+	s.w = w
 	// The caller's effective LLM configuration is read on every turn:
 	// parsing its join cost more than running it.
 	s.defaultLLMConfigRef = &lazyStmt{name: "default llm config ref", query: defaultLLMConfigRefQuery}
@@ -127,9 +134,6 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.addUsage = &lazyStmt{name: "add usage", query: addUsageQuery}
 	s.defaultLLMConfig = &lazyStmt{name: "default llm config", query: llmConfigSelect + `
 WHERE d.owner_kind = ? AND d.owner_id = ?`}
-	for _, o := range opts {
-		o(s)
-	}
 	if err := s.migrate(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
@@ -140,7 +144,7 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		rp[k] = v
 	}
 	rp.Set("_query_only", "1")
-	r, err := sql.Open("sqlite", path+"?"+rp.Encode())
+	r, err := openDB(path+"?"+rp.Encode(), s.traced)
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)

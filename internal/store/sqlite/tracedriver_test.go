@@ -1,0 +1,172 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	msqlite "modernc.org/sqlite"
+
+	"agentchat/internal/store"
+	"agentchat/internal/store/storetest"
+)
+
+// secretTitle is a session title no span may carry.
+const secretTitle = "sk-live-SECRET-title-4242"
+
+// spanAttr returns the value of attribute key of s, "" when absent.
+func spanAttr(s tracetest.SpanStub, key attribute.Key) string {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return kv.Value.String()
+		}
+	}
+	return ""
+}
+
+// TestTracedStoreSpans: a store opened WithTracing makes a client span per
+// statement run under the caller's span (direct queries, prepared
+// statements, the BEGIN and COMMIT of a write), named "{operation}
+// {table}" with the database attributes and no parameter value; a call
+// made outside any span makes none; a failed statement records its result
+// code.
+func TestTracedStoreSpans(t *testing.T) {
+	s, _ := openTemp(t, WithTracing(true))
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	now := time.Now().UTC()
+	k := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "t1"}
+	if err := s.CreateSession(context.Background(), &store.Session{ThreadID: "t0", UserID: "u1", ProjectID: "p1", Title: "untraced", CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Fatalf("%d spans for an untraced call", n)
+	}
+
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "request")
+	if err := s.CreateSession(ctx, &store.Session{ThreadID: k.ThreadID, UserID: k.UserID, ProjectID: k.ProjectID, Title: secretTitle, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSession(ctx, k); err != nil || got.Title != secretTitle {
+		t.Fatalf("GetSession: %v, %v", got, err)
+	}
+	if list, _, err := s.ListSessions(ctx, k.ProjectID, k.UserID, store.Page{Limit: 10}); err != nil || len(list) != 2 {
+		t.Fatalf("ListSessions: %d, %v", len(list), err)
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO no_such_table (title) VALUES (?)`, secretTitle); err == nil {
+		t.Fatal("insert into a missing table succeeded")
+	}
+	parent.End()
+
+	byName := map[string][]tracetest.SpanStub{}
+	for _, sp := range exp.GetSpans() {
+		if sp.Name == "request" {
+			continue
+		}
+		byName[sp.Name] = append(byName[sp.Name], sp)
+		if sp.Parent.SpanID() != parent.SpanContext().SpanID() || sp.SpanKind != trace.SpanKindClient {
+			t.Errorf("span %s: parent %s, kind %v", sp.Name, sp.Parent.SpanID(), sp.SpanKind)
+		}
+		if spanAttr(sp, "db.system.name") != "sqlite" || spanAttr(sp, "db.operation.name") == "" {
+			t.Errorf("span %s: attributes %v", sp.Name, sp.Attributes)
+		}
+		for _, kv := range sp.Attributes {
+			if strings.Contains(kv.Value.String(), "SECRET") {
+				t.Errorf("span %s: %s records a parameter value: %q", sp.Name, kv.Key, kv.Value.String())
+			}
+		}
+		if strings.Contains(sp.Status.Description, "SECRET") {
+			t.Errorf("span %s: status %q", sp.Name, sp.Status.Description)
+		}
+	}
+	for _, name := range []string{"BEGIN", "COMMIT", "INSERT sessions", "SELECT sessions", "INSERT no_such_table"} {
+		if len(byName[name]) == 0 {
+			t.Errorf("no %q span among %v", name, keys(byName))
+		}
+	}
+	t.Logf("spans: %v", keys(byName))
+	if ins := byName["INSERT sessions"]; len(ins) > 0 {
+		if txt := spanAttr(ins[0], "db.query.text"); !strings.Contains(txt, "INSERT INTO sessions") || !strings.Contains(txt, "?") {
+			t.Errorf("db.query.text %q", txt)
+		}
+		if spanAttr(ins[0], "db.collection.name") != "sessions" || spanAttr(ins[0], "db.query.summary") != "INSERT sessions" {
+			t.Errorf("INSERT sessions attributes %v", ins[0].Attributes)
+		}
+	}
+	rows := map[string]bool{}
+	for _, sel := range byName["SELECT sessions"] {
+		rows[spanAttr(sel, "db.response.returned_rows")] = true
+	}
+	if !rows["1"] || !rows["2"] {
+		t.Errorf("returned rows of the session reads: %v (want the get's 1 and the list's 2)", rows)
+	}
+	if bad := byName["INSERT no_such_table"]; len(bad) != 1 || bad[0].Status.Code != codes.Error || spanAttr(bad[0], "error.type") != "SQLITE_ERROR" {
+		t.Errorf("failed statement span: %+v", bad)
+	}
+}
+
+func keys(m map[string][]tracetest.SpanStub) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// TestTracingOffUsesThePlainDriver: without WithTracing both databases
+// use the modernc driver itself (no wrapper); with it, the traced one.
+func TestTracingOffUsesThePlainDriver(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s, _ := openTemp(t, WithTracing(on))
+		for _, db := range []*sql.DB{s.w, s.r} {
+			_, plain := db.Driver().(*msqlite.Driver)
+			_, traced := db.Driver().(tracedDriver)
+			if plain == on || traced != on {
+				t.Errorf("tracing %v: driver %T", on, db.Driver())
+			}
+		}
+	}
+}
+
+// TestParseQuery: the span name of a statement, "{operation} {table}"
+// (the table is db.collection.name), or the operation alone.
+func TestParseQuery(t *testing.T) {
+	named := func(query, name string) {
+		t.Helper()
+		q := parseQuery(query)
+		_, table, _ := strings.Cut(name, " ")
+		if q.name != name || q.table != table || q.text != query {
+			t.Errorf("parseQuery(%q) = %+v, want name %q", query, q, name)
+		}
+	}
+	named("SELECT a, b FROM sessions WHERE x = ?", "SELECT sessions")
+	named("  -- comment\n select count(*) FROM (SELECT 1 FROM sessions LIMIT ?)", "SELECT")
+	named("SELECT (SELECT 1 FROM other) AS n, 'FROM x' FROM \"budgets\" b JOIN t ON 1", "SELECT budgets")
+	named("INSERT INTO messages\n\t(project_id) VALUES (?)", "INSERT messages")
+	named("INSERT OR IGNORE INTO usage (k) VALUES (?) ON CONFLICT DO UPDATE SET n = n + ?", "INSERT usage")
+	named("UPDATE sessions SET msg_seq = ?", "UPDATE sessions")
+	named("UPDATE OR REPLACE main.sessions SET a = ?", "UPDATE main.sessions")
+	named("DELETE FROM /* all */ leases WHERE k = ?", "DELETE leases")
+	named("WITH x AS (SELECT 1) SELECT * FROM x", "WITH")
+	named("PRAGMA user_version", "PRAGMA")
+	named("", "sqlite")
+}
+
+// TestConformanceThroughTheTracingDriver runs the store's conformance
+// suite on a store opened WithTracing: the wrapper passes every statement,
+// prepared statement and transaction through (the suite's calls are
+// untraced: the wrapper's pass-through path).
+func TestConformanceThroughTheTracingDriver(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		c := new(storetest.Clock)
+		s, _ := openTemp(t, WithClock(c.Now), WithTracing(true))
+		return storetest.WithClock(s, c)
+	})
+}
