@@ -36,6 +36,10 @@ type TurnOpening struct {
 	// (CreateLeasedSession); ErrExists is then a failure, never a session
 	// to join.
 	Fresh bool
+	// RollBack, when set, is the id of a turn (interrupted by this one)
+	// whose messages are removed (TurnRollbacks) once the lease is taken,
+	// before History reads anything.
+	RollBack string
 }
 
 // OpenedTurn is a turn opened by OpenTurn: its owner holds the session's
@@ -82,6 +86,37 @@ func (o *OpenedTurn) History(ctx context.Context) ([]Message, error) {
 // parallel, then the creation when both found nothing (two sequential
 // round trips at most); with op.Fresh, one write on every store.
 func OpenTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
+	o, err := openTurn(ctx, st, op)
+	if err != nil || op.RollBack == "" || o.Created {
+		return o, err
+	}
+	if err := o.rollBack(ctx, op.RollBack); err != nil {
+		releaseQuietly(ctx, st, op.Key, op.Owner)
+		return nil, fmt.Errorf("roll back turn %s of session %s: %w", op.RollBack, op.Key.ThreadID, err)
+	}
+	return o, nil
+}
+
+// rollBack removes the messages of turn (TurnRollbacks); a history read
+// with the lease is read again.
+func (o *OpenedTurn) rollBack(ctx context.Context, turn string) error {
+	rb, ok := Capability[TurnRollbacks](o.st)
+	if !ok {
+		return errors.New("the store cannot remove a turn's messages")
+	}
+	n, err := rb.RollBackTurn(ctx, o.key, turn)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		o.Session.MessageCount = max(0, o.Session.MessageCount-int64(n))
+		o.loaded, o.history = false, nil
+	}
+	return nil
+}
+
+// openTurn is OpenTurn without the roll-back.
+func openTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
 	if op.Fresh {
 		return createTurn(ctx, st, op)
 	}
