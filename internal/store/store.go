@@ -332,6 +332,7 @@ type Store interface {
 	AuditLog
 	UsageLedger
 	UserBudgets
+	TurnRollbacks
 	// Close releases the store's resources.
 	Close() error
 }
