@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"agentchat/internal/store"
@@ -112,9 +110,8 @@ func (s *Store) rollBackOnce(ctx context.Context, k store.Key, turn string) (int
 	e.setRaw(gaps + " = list_append(if_not_exists(" + gaps + ", " + empty + "), " + e.v(&types.AttributeValueMemberL{Value: add}) + ")")
 	mc := e.n(aMsgCount)
 	e.set(aMsgCount, avN(max(0, count-n)))
-	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) +
-		" AND " + e.n(aMsgEpoch) + " = " + e.v(avS(c.epoch)) +
-		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(c.seq))
+	// updateLease adds the user's check to cond.
+	cond := e.n(aMsgEpoch) + " = " + e.v(avS(c.epoch)) + " AND " + e.n(aMsgSeq) + " = " + e.v(avN(c.seq))
 	if len(c.gaps) == 0 {
 		cond += " AND (attribute_not_exists(" + gaps + ") OR size(" + gaps + ") = " + e.v(avN(0)) + ")"
 	} else {
@@ -131,15 +128,7 @@ func (s *Store) rollBackOnce(ctx context.Context, k store.Key, turn string) (int
 	} else {
 		cond += " AND attribute_not_exists(" + e.n(aMsgCommitted) + ")"
 	}
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
-		UpdateExpression:          aws.String(e.update()),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
-	})
-	if err != nil {
+	if err := s.updateLease(ctx, k, e, cond); err != nil {
 		return 0, voidedRun{}, fmt.Errorf("void messages %d..%d: %w", first, c.seq, err)
 	}
 	return int(n), voidedRun{epoch: c.epoch, first: first, last: c.seq}, nil
@@ -194,15 +183,7 @@ func (s *Store) sweepVoided(ctx context.Context, k store.Key, r voidedRun) {
 	pk := sessionPK(k.ProjectID, k.ThreadID)
 	var start item
 	for {
-		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
-			ProjectionExpression:      aws.String("#pk, #sk"),
-			ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#sk": attrSK},
-			ExpressionAttributeValues: item{":pk": avS(pk), ":lo": avS(msgSK(r.first)), ":hi": avS(msgSK(r.last) + "#~")},
-			ConsistentRead:            aws.Bool(true),
-			ExclusiveStartKey:         start,
-		})
+		out, err := s.queryMessages(ctx, pk, msgSK(r.first), msgSK(r.last)+"#~", 0, start)
 		if err == nil {
 			err = s.deleteEach(ctx, out.Items, ofEpoch(r.epoch))
 		}
@@ -212,7 +193,7 @@ func (s *Store) sweepVoided(ctx context.Context, k store.Key, r voidedRun) {
 			return
 		}
 		if start = out.LastEvaluatedKey; start == nil {
-			break
+			return
 		}
 	}
 }

@@ -38,12 +38,8 @@ func appendOK(t *testing.T, s *Store, k store.Key, msgs []store.Message) []store
 // rollBackOK rolls turn back and fails unless want messages went.
 func rollBackOK(t *testing.T, s *Store, k store.Key, turn string, want int) {
 	t.Helper()
-	n, err := s.RollBackTurn(t.Context(), k, turn)
-	if err != nil {
-		t.Fatalf("RollBackTurn(%s): %v", turn, err)
-	}
-	if n != want {
-		t.Fatalf("RollBackTurn(%s) removed %d messages, want %d", turn, n, want)
+	if n, err := s.RollBackTurn(t.Context(), k, turn); err != nil || n != want {
+		t.Fatalf("RollBackTurn(%s) = %d, %v; want %d removed", turn, n, err, want)
 	}
 }
 
@@ -99,13 +95,13 @@ func itemsBetween(t *testing.T, s *Store, k store.Key, lo, hi int64) int {
 // appends, lets the next lease reconcile message_count right, and deletes
 // the voided items, parts of a large message included.
 func TestRollBackVoidsTheRun(t *testing.T) {
-	var failWrites atomic.Bool
 	errWrite := errors.New("write failed by the test")
+	var failWrites atomic.Bool
 	s := newHookedStore(t, "", func(op string) error {
-		if op == "PutItem" && failWrites.Load() {
-			return errWrite
+		if op != "PutItem" || !failWrites.Load() {
+			return nil
 		}
-		return nil
+		return errWrite
 	})
 	s.log = slog.New(slog.DiscardHandler)
 	ctx := t.Context()
@@ -169,10 +165,7 @@ func TestRollBackWithoutCommittedCount(t *testing.T) {
 	appendOK(t, s, k, turnMsgs("B", 3))
 	e := newExpr()
 	e.remove(aMsgCommitted)
-	if _, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
-		UpdateExpression: aws.String(e.update()), ExpressionAttributeNames: e.names,
-	}); err != nil {
+	if err := s.updateLease(ctx, k, e, ""); err != nil {
 		t.Fatalf("remove msg_committed: %v", err)
 	}
 	rollBackOK(t, s, k, "B", 3)

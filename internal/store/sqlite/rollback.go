@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,12 +10,6 @@ import (
 )
 
 var _ store.TurnRollbacks = (*Store)(nil)
-
-// trailingMessagesQuery reads the metadata of a session's committed
-// messages from the last one back; the rows are stepped one at a time,
-// so a rollback reads little more than the run it removes.
-const trailingMessagesQuery = `SELECT seq, metadata FROM messages
-WHERE project_id = ? AND thread_id = ? AND seq <= ? ORDER BY seq DESC`
 
 // RollBackTurn implements store.TurnRollbacks in one write transaction:
 // it reads the commit marker (msg_seq), the trailing run of messages
@@ -61,7 +54,7 @@ func (s *Store) rollBackTx(ctx context.Context, tx *sql.Tx, k store.Key, turn st
 	if turn == "" || seq == 0 {
 		return 0, nil
 	}
-	first, err := trailingRun(ctx, tx, k, seq, turn)
+	first, err := s.trailingRun(ctx, tx, k, seq, turn)
 	if err != nil || first > seq {
 		return 0, err
 	}
@@ -79,26 +72,19 @@ func (s *Store) rollBackTx(ctx context.Context, tx *sql.Tx, k store.Key, turn st
 
 // trailingRun returns the seq of the first message of the run of messages
 // tagged with turn that ends at the commit marker seq (seq+1 when the last
-// message is not turn's).
-func trailingRun(ctx context.Context, tx *sql.Tx, k store.Key, seq int64, turn string) (int64, error) {
-	rows, err := tx.QueryContext(ctx, trailingMessagesQuery, k.ProjectID, k.ThreadID, seq)
+// message is not turn's). The messages are read from the last one back
+// and decoded one at a time, so it reads one message past the run.
+func (s *Store) trailingRun(ctx context.Context, tx *sql.Tx, k store.Key, seq int64, turn string) (int64, error) {
+	rows, err := tx.StmtContext(ctx, s.ws.listMessages).QueryContext(ctx, k.ProjectID, k.ThreadID, seq, -1)
 	if err != nil {
 		return 0, fmt.Errorf("read the last messages: %w", err)
 	}
 	defer func() { _ = rows.Close() }()
 	first := seq + 1
 	for rows.Next() {
-		var (
-			m        store.Message
-			metadata string
-		)
-		if err := rows.Scan(&m.Seq, &metadata); err != nil {
+		m, err := scanMessage(rows)
+		if err != nil {
 			return 0, fmt.Errorf("read the last messages: %w", err)
-		}
-		if metadata != "" {
-			if err := json.Unmarshal([]byte(metadata), &m.Metadata); err != nil {
-				return 0, fmt.Errorf("decode metadata of message %d: %w", m.Seq, err)
-			}
 		}
 		if m.Seq != first-1 || m.TurnOf() != turn {
 			break
