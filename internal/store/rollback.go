@@ -20,3 +20,10 @@ type TurnRollbacks interface {
 	// ErrNotFound when the session does not exist or is not k.UserID's.
 	RollBackTurn(ctx context.Context, k Key, turn string) (int, error)
 }
+
+// TurnOf returns the id of the turn that stored m: its
+// Metadata[MetadataTurnID] when that is a string, else "".
+func (m *Message) TurnOf() string {
+	t, _ := m.Metadata[MetadataTurnID].(string)
+	return t
+}

@@ -334,6 +334,7 @@ type Store interface {
 	UsageLedger
 	UserBudgets
 	TurnLogs
+	TurnRollbacks
 	// Close releases the store's resources.
 	Close() error
 }

@@ -104,9 +104,10 @@ import (
 // messages: msg_seq less the voided seqs. A commit (3) adds the number of
 // messages it makes visible to it in the same conditional update, with
 // ADD IF attribute_exists(msg_committed); voids (4, 5 and a failed append)
-// add nothing. So the counter moves exactly with what readers see, and a
-// commit retried after a lost answer finds msg_seq moved and adds nothing
-// again. A meta item written before the counter existed fails that
+// add nothing, and a rollback, which voids committed messages, subtracts
+// them in its update (see "Rollback of a turn" in rollback.go). So the
+// counter moves exactly with what readers see, and a commit retried after
+// a lost answer finds msg_seq moved and adds nothing again. A meta item written before the counter existed fails that
 // condition; the commit then reads the commit state (as it does after any
 // failed condition) and starts the counter in its update, SET
 // msg_committed = (visible seqs up to msg_seq) + n IF

@@ -331,7 +331,8 @@ func (s *Store) SetGeneratedTitle(ctx context.Context, k store.Key, title string
 // next lease holder counts them here: msg_seq, the commit marker, is the
 // number of committed messages, since seqs are handed out one by one from
 // 1 in the transaction that commits them, and messages are only ever
-// removed with their session. The cut turn's other counters (LLM calls,
+// removed with their session or as a trailing run whose seqs the marker
+// gives back (RollBackTurn). The cut turn's other counters (LLM calls,
 // tokens, tool calls, turns) are not known and stay unwritten: a cut turn
 // is counted at most once, never twice. A normal turn wrote its
 // AddTurnStats before releasing its lease, so the clause then changes

@@ -120,6 +120,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	tests = append(tests, oneStepTests...)
 	tests = append(tests, historyTests...)
 	tests = append(tests, auditTests...)
+	tests = append(tests, rollbackTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))
