@@ -135,6 +135,8 @@ type Store struct {
 	limits store.Limits
 	// turnEpochs caches the session epochs of running turns (turnlog.go).
 	turnEpochs turnEpochs
+	// turnBlobs encodes (and compresses) the batches of turn logs.
+	turnBlobs store.TurnBlobs
 }
 
 var _ store.Store = (*Store)(nil)

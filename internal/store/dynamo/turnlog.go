@@ -221,7 +221,7 @@ func (s *Store) markTurnTail(ctx context.Context, pk, epoch string, ev store.Tur
 
 // putTurnChunk writes a batch with events as one chunk (see "Turn logs").
 func (s *Store) putTurnChunk(ctx context.Context, pk, epoch string, ev store.TurnEvents, last, ttl int64) error {
-	blob := store.EncodeTurnEvents(ev.Events)
+	blob := s.turnBlobs.Encode(ev.Events)
 	n := (len(blob) + partSize - 1) / partSize
 	if n > tailPart {
 		return fmt.Errorf("%d bytes of events are more than a batch can hold (%d)", len(blob), tailPart*partSize)

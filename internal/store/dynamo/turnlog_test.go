@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -98,10 +99,16 @@ func TestTurnLogRequests(t *testing.T) {
 		t.Fatalf("read of the whole turn: %d events, final %v, %v", len(ev.Events), ev.Final, err)
 	}
 
-	// A batch larger than an item is one BatchWriteItem of its parts.
+	// A batch larger than an item is one BatchWriteItem of its parts
+	// (random bytes: a compressed batch would fit in one item).
 	taken()
 	large := newTurn(t)
-	appendTurn(large, 1, [][]byte{make([]byte, 1<<20)}, true)
+	noise := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	appendTurn(large, 1, [][]byte{noise}, true)
 	if got := taken(); got["BatchWriteItem"] != 1 || got["GetItem"] != 1 || len(got) != 2 {
 		t.Errorf("requests of a 1 MiB batch: %v; want 1 BatchWriteItem and 1 GetItem", got)
 	}

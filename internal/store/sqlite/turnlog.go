@@ -60,7 +60,7 @@ func (s *Store) AppendTurnEvents(ctx context.Context, k store.Key, ev store.Turn
 		final = 1
 	}
 	now := s.now()
-	data := store.EncodeTurnEvents(ev.Events)
+	data := s.turnBlobs.Encode(ev.Events)
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.ws.appendTurnEvents).ExecContext(ctx,
 			k.ProjectID, k.ThreadID, ev.Turn, last, ev.First, data, final, now.Add(keep).UnixNano(), k.UserID)
