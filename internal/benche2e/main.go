@@ -178,6 +178,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	profile := fs.String("cpuprofile", "", "CPU profile file for agentchat (needs the profiling build, cmd/profserver); the proxy's goes beside it, with .proxy appended")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	keep := fs.Bool("keep", false, "keep the work directory (logs, SQLite file)")
+	var settings envSettings
+	fs.Var(&settings, "server-env", "KEY=VALUE added to agentchat's environment, for a comparison (e.g. TURN_LOG=off); repeatable")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -202,7 +204,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	var serverEnv []string
+	serverEnv := append([]string(nil), settings...)
 	var proxyProfile string
 	if *profile != "" {
 		abs, err := filepath.Abs(*profile)
@@ -249,5 +251,20 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
+	return nil
+}
+
+// envSettings are KEY=VALUE flags.
+type envSettings []string
+
+// String implements flag.Value.
+func (e *envSettings) String() string { return strings.Join(*e, " ") }
+
+// Set implements flag.Value.
+func (e *envSettings) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
 	return nil
 }

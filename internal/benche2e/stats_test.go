@@ -186,3 +186,18 @@ func TestParseIOCalls(t *testing.T) {
 		t.Error("no syscr/syscw gave no error")
 	}
 }
+
+func TestEnvSettings(t *testing.T) {
+	var e envSettings
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{{"TURN_LOG=off", true}, {"A=", true}, {"noequals", false}, {"=x", false}, {"A B=1", false}} {
+		if err := e.Set(tc.v); (err == nil) != tc.ok {
+			t.Errorf("Set(%q): %v, want ok %v", tc.v, err, tc.ok)
+		}
+	}
+	if e.String() != "TURN_LOG=off A=" {
+		t.Errorf("settings %q", e.String())
+	}
+}

@@ -41,7 +41,8 @@ const MaxTurnEventsRead = 1 << 20
 // while it runs, from any instance. A turn's log is written in order, in
 // batches, by the one process that runs the turn (a turn id is unique) and
 // read by any. Turn ids are ordered by time (UUIDv7): the session's latest
-// turn is the one with the greatest id.
+// logged turn is the one with the greatest id, and a turn that runs (holds
+// the session's lease, owned by its id) is known before its first batch.
 //
 // A log belongs to its session: deleting the session (or its project)
 // deletes its logs, and a session created again with the same thread id
@@ -59,7 +60,9 @@ type TurnLogs interface {
 	// ReadTurnEvents returns the events of turn numbered after `after`
 	// (0: from the first), in order and without gaps, at most about
 	// MaxTurnEventsRead bytes of them; turn "" reads the session's latest
-	// turn. Final is set when the result ends with the turn's last event,
+	// turn: the one running (holding the session's lease) when it logged
+	// nothing yet, else the logged turn with the greatest id. A running
+	// turn that logged nothing yet is read as Turn, Live, no events. Final is set when the result ends with the turn's last event,
 	// Live as its doc says. A reader ahead of the log (a client that got
 	// events live before their batch was written) gets Turn, no events,
 	// and Final only when the log ended at or before after. A session

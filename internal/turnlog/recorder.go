@@ -90,10 +90,11 @@ type Recorder struct {
 	done chan struct{}
 }
 
-// Start returns the recorder of turn on session k and writes, beside the
-// turn, the log's first batch: empty, it marks the turn as started, so
-// that a client rejoining the session before its first event follows this
-// turn and not the one before.
+// Start returns the recorder of turn on session k. Beside the turn, the
+// log's first batch is written at most FlushEvery after the start (empty
+// when no event came by then) or after the first event: it marks the turn
+// as started, so that a client rejoining the session follows this turn and
+// not the one before.
 func Start(ctx context.Context, logs store.TurnLogs, k store.Key, turn string, o Options) *Recorder {
 	o.defaults()
 	r := &Recorder{
@@ -124,10 +125,15 @@ func (r *Recorder) Add(seq int64, payload []byte) {
 	r.pending = append(r.pending, append([]byte(nil), payload...))
 	r.bytes += len(payload)
 	if len(r.pending) == 1 || len(r.pending) >= r.o.MaxEvents || r.bytes >= r.o.MaxBytes {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
+		r.signal()
+	}
+}
+
+// signal wakes the loop (coalesced).
+func (r *Recorder) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -143,7 +149,21 @@ func (r *Recorder) loop() {
 			return
 		}
 	}
-	r.write(store.TurnEvents{Turn: r.turn, First: 1})
+	// The turn's first batch marks it as started, so that a client
+	// rejoining the session follows it and not the one before: its first
+	// events when they come within FlushEvery (a quick LLM: one write
+	// less), else an empty batch then.
+	marker := time.NewTimer(r.o.FlushEvery)
+	select {
+	case <-r.stop:
+		marker.Stop()
+		return
+	case <-r.wake:
+		marker.Stop()
+		r.signal() // for the loop below
+	case <-marker.C:
+		r.write(store.TurnEvents{Turn: r.turn, First: 1})
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {

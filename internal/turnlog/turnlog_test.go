@@ -104,12 +104,14 @@ func TestRecorderBatches(t *testing.T) {
 					t.Fatalf("event %d = %q, want %q", i+1, got[i], tc.events[i])
 				}
 			}
+			// The events came at once: the first batch has them, no
+			// empty marker before it.
 			b := st.list()
-			if len(b) == 0 || b[0].First != 1 || len(b[0].Events) != 0 || b[0].Final {
-				t.Fatalf("first batch %+v, want the empty marker", b)
+			if len(b) == 0 || b[0].First != 1 {
+				t.Fatalf("batches %+v, want the first at 1", b)
 			}
 			var sizes []int
-			for _, x := range b[1:] {
+			for _, x := range b {
 				sizes = append(sizes, len(x.Events))
 			}
 			if fmt.Sprint(sizes) != fmt.Sprint(tc.want) || !b[len(b)-1].Final {
@@ -160,6 +162,36 @@ func TestRecorderFlushesBeforeClose(t *testing.T) {
 	}
 }
 
+// TestRecorderMarker: a turn without an event for FlushEvery gets an
+// empty first batch, which makes it the session's latest turn.
+func TestRecorderMarker(t *testing.T) {
+	st, k := newSession(t)
+	turn := uuid.Must(uuid.NewV7()).String()
+	r := Start(context.Background(), st, k, turn, Options{FlushEvery: time.Millisecond})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p, err := st.ReadTurnEvents(context.Background(), k, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Turn == turn {
+			if len(p.Events) != 0 || p.Final {
+				t.Fatalf("the marker read as %+v", p)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no marker written")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.Add(1, payload(1))
+	r.Close()
+	if b := st.list(); len(b) != 2 || len(b[0].Events) != 0 || len(b[1].Events) != 1 || !b[1].Final {
+		t.Fatalf("batches %+v, want the marker then the final one", b)
+	}
+}
+
 // TestRecorderStopsOnGap: an event out of order stops the log rather
 // than writing a gap.
 func TestRecorderStopsOnGap(t *testing.T) {
@@ -170,9 +202,9 @@ func TestRecorderStopsOnGap(t *testing.T) {
 	r.Add(3, payload(3))
 	r.Add(2, payload(2))
 	r.Close()
-	got, final := readAll(t, st, k, turn)
-	if len(got) != 0 || final {
-		t.Fatalf("logged %d events (final %v) after a gap", len(got), final)
+	p, err := st.ReadTurnEvents(context.Background(), k, turn, 0)
+	if err != nil || len(p.Events) != 0 || p.Final {
+		t.Fatalf("logged %+v, %v after a gap; want nothing", p, err)
 	}
 }
 

@@ -37,7 +37,8 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 	now := s.clock()
 	r := &turnReader{now: now.Unix(), next: after + 1, out: &store.TurnEvents{}}
 	var latest item
-	if turn == "" {
+	wantLatest := turn == ""
+	if wantLatest {
 		out, err := s.client.Query(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.table),
 			KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :p)"),
@@ -68,8 +69,20 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 		return nil, fmt.Errorf("read turn events: %w", m.err)
 	}
 	r.epoch = getS(m.it, aMsgEpoch)
-	if turn == "" || (latest != nil && !r.valid(latest)) {
-		return r.out, nil // no log, or its latest item is expired or a stray
+	until, err := getN(m.it, aLeaseUntil)
+	if err != nil {
+		return nil, fmt.Errorf("read turn events of %s: %w", k.ThreadID, err)
+	}
+	owner := getS(m.it, aLeaseOwner)
+	live := owner != "" && until > now.UnixNano()
+	noLog := turn == "" || (latest != nil && !r.valid(latest)) // or its latest item is expired or a stray
+	if wantLatest && live && (noLog || owner != turn) {
+		// The running turn logged nothing yet: the lease holder is the
+		// latest turn.
+		return &store.TurnEvents{Turn: owner, First: after + 1, Live: true}, nil
+	}
+	if noLog {
+		return r.out, nil
 	}
 	r.turn = turn
 	for {
@@ -93,13 +106,13 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 		if err := s.readTurnTail(ctx, k, r, after); err != nil {
 			return nil, err
 		}
+		if r.out.Turn == "" && live && owner == turn {
+			// Running, nothing logged yet.
+			r.out = &store.TurnEvents{Turn: turn, First: after + 1}
+		}
 	}
 	if r.out.Turn != "" {
-		until, err := getN(m.it, aLeaseUntil)
-		if err != nil {
-			return nil, fmt.Errorf("read turn events of %s: %w", k.ThreadID, err)
-		}
-		r.out.Live = getS(m.it, aLeaseOwner) == turn && until > now.UnixNano()
+		r.out.Live = live && owner == turn
 	}
 	return r.out, nil
 }

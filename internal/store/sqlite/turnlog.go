@@ -107,13 +107,19 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 		if err != nil {
 			return err
 		}
+		live := owner != "" && until > now.UTC().Format(timeLayout)
 		if turn == "" {
 			err := tx.StmtContext(ctx, s.rs.latestTurn).QueryRowContext(ctx, k.ProjectID, k.ThreadID, now.UnixNano()).Scan(&turn)
-			if errors.Is(err, sql.ErrNoRows) {
+			switch {
+			case errors.Is(err, sql.ErrNoRows), err == nil && live && owner != turn:
+				// No log, or the running turn logged nothing yet: the
+				// lease holder is the latest turn.
 				out = &store.TurnEvents{}
+				if live {
+					out = &store.TurnEvents{Turn: owner, First: after + 1, Live: true}
+				}
 				return nil
-			}
-			if err != nil {
+			case err != nil:
 				return fmt.Errorf("latest turn: %w", err)
 			}
 		}
@@ -127,6 +133,10 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 			err := tx.StmtContext(ctx, s.rs.turnTail).QueryRowContext(ctx, k.ProjectID, k.ThreadID, turn, now.UnixNano()).Scan(&last, &final)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
+				if live && owner == turn {
+					// Running, nothing logged yet.
+					out = &store.TurnEvents{Turn: turn, First: after + 1}
+				}
 			case err != nil:
 				return fmt.Errorf("read the tail of turn %s: %w", turn, err)
 			default:

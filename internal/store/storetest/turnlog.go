@@ -239,10 +239,16 @@ func testTurnLogLive(t *testing.T, s store.Store) {
 	noErr(t, "ReleaseLease(turn)", s.ReleaseLease(ctx, k, turn))
 	wantTurn(t, "after the release", readTurn(t, s, k, turn, 0), turn, 1, events(1, 2), false, false)
 
+	// A running turn that logged nothing yet is the session's latest
+	// turn, and is found by its id, live, with no events.
 	other := newTurnID(t)
 	noErr(t, "AcquireLease(other)", s.AcquireLease(ctx, k, other, time.Minute))
 	wantTurn(t, "while another turn holds the lease", readTurn(t, s, k, turn, 0), turn, 1, events(1, 2), false, false)
+	wantTurn(t, "latest, the running turn without a log", readTurn(t, s, k, "", 0), other, 1, nil, false, true)
+	wantTurn(t, "the running turn without a log, by id", readTurn(t, s, k, other, 3), other, 4, nil, false, true)
 	noErr(t, "ReleaseLease(other)", s.ReleaseLease(ctx, k, other))
+	wantTurn(t, "latest, once it ended without a log", readTurn(t, s, k, "", 0), turn, 1, events(1, 2), false, false)
+	wantTurn(t, "by id, once it ended without a log", readTurn(t, s, k, other, 0), "", 0, nil, false, false)
 
 	noErr(t, "AcquireLease(turn) again", s.AcquireLease(ctx, k, turn, time.Minute))
 	wantTurn(t, "holding the lease again", readTurn(t, s, k, turn, 0), turn, 1, events(1, 2), false, true)
