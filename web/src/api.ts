@@ -171,8 +171,8 @@ export class Api {
    * request sends one request; a status of 400 or more throws an ApiError.
    * A quiet request does not tell a 401 (the page asks for no token).
    */
-  async request(method: string, path: string, body?: unknown, signal?: AbortSignal, quiet = false): Promise<Response> {
-    const headers: Record<string, string> = { Accept: 'application/json' };
+  async request(method: string, path: string, body?: unknown, signal?: AbortSignal, quiet = false, extra: Record<string, string> = {}): Promise<Response> {
+    const headers: Record<string, string> = { Accept: 'application/json', ...extra };
     const token = this.o.token();
     if (token) headers.Authorization = `Bearer ${token}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -227,6 +227,20 @@ export class Api {
   /** stream starts a turn; read its events with readEvents. */
   stream(project: string, req: ChatRequest, signal: AbortSignal): Promise<Response> {
     return this.request('POST', `${this.chat(project)}/stream`, { ...req, stream: true }, signal);
+  }
+
+  /**
+   * rejoin reads session id's turn again (GET .../sessions/{id}/stream):
+   * the events after lastEventId ("<turn id>:<n>"), then the live turn
+   * until done; without an id the latest turn from its first event. With
+   * running, only a turn still running (else 204). 204: nothing to rejoin;
+   * the X-Turn-Id header names the turn.
+   */
+  rejoin(project: string, id: string, lastEventId: string, running: boolean, signal: AbortSignal): Promise<Response> {
+    const q = running ? '?running=true' : '';
+    const headers: Record<string, string> = { Accept: 'text/event-stream' };
+    if (lastEventId) headers['Last-Event-ID'] = lastEventId;
+    return this.request('GET', `${this.chat(project)}/sessions/${id}/stream${q}`, undefined, signal, false, headers);
   }
 
   /** approvals decides a paused turn's calls; read the turn that goes on with readEvents. */

@@ -1,7 +1,7 @@
 // The agentchat web console: project chat over the local server's API.
 
 import './style.css';
-import { Api, ApiError, type ChatRequest, type ChatSession, type GNS3Project, type StreamEvent } from './api';
+import { Api, ApiError, type ChatRequest, type ChatSession, type GNS3Project, type History, type Message, type StreamEvent } from './api';
 import { Pause, pendingOf, snapshotNote } from './approvals';
 import { AssistantTurn, Conversation } from './conversation';
 import { byId, confirmDialog, h, newUUID } from './dom';
@@ -23,6 +23,8 @@ const MAX_HISTORY = 1000;
 const STOP_GRACE_MS = 10_000;
 /** How long the first visit waits for the GNS3 projects before offering a new id. */
 const PROJECTS_WAIT_MS = 1500;
+/** The pauses before each attempt to rejoin a lost stream: about 30 s in all. */
+const REJOIN_DELAYS_MS = [500, 1000, 2000, 4000, 8000, 8000, 8000];
 
 function stored(storage: Storage, key: string): string {
   try {
@@ -69,6 +71,7 @@ let generated = ''; // the id offered on a first visit, until another is chosen
 let projectsLoad = 0;
 let current = ''; // the open session ('' = a new chat)
 let running: Running | null = null;
+let opens = 0; // counts openSession calls: only the last one shows its session
 let historyLimit = HISTORY_LIMIT;
 let notice = { text: '', until: 0 }; // a message that briefly replaces the status
 
@@ -82,6 +85,14 @@ interface Running {
   tool: string;
   /** pause collects the calls the turn waits on (approval_required). */
   pause: Pause | null;
+  /** lastEventId is the id of the last event handled: a lost stream is rejoined after it. */
+  lastEventId: string;
+  /** reconnecting: the stream was lost, the page asks for it again. */
+  reconnecting: boolean;
+  /** attempt counts the attempts to rejoin since the last event. */
+  attempt: number;
+  /** wake ends the wait before the next attempt to rejoin (a stop does not wait). */
+  wake: () => void;
 }
 
 const api = new Api({
@@ -286,29 +297,82 @@ async function openSession(id: string): Promise<void> {
   if (typeof mode === 'string' && [...modeSelect.options].some((o) => o.value === mode)) modeSelect.value = mode;
   renderStats();
   conversation.intro(s?.title ?? 'Loading…', 'Loading the conversation…');
+  const n = ++opens;
+  const controller = new AbortController();
+  const shown = () => current === id && n === opens;
+  // Asked before the history: a turn that ends in between is then in the
+  // history, and one still running is left out of it (its stream brings
+  // it whole).
+  const live = await runningStream(id, controller.signal);
+  let hist: History;
   try {
-    const hist = await api.history(project, id, historyLimit);
-    if (current !== id) return;
-    conversation.showHistory(hist.messages);
-    const waiting = pendingOf(sidebar.get(id)?.metadata);
-    if (waiting.length > 0) {
-      const turn = conversation.beginAssistant();
-      const pause = newPause(id);
-      for (const p of waiting) turn.block(pause.add(p));
-      turn.finish();
-    }
-    if (hist.messages.length >= historyLimit && historyLimit < MAX_HISTORY) {
-      conversation.prepend(h('button', { class: 'earlier', type: 'button', onclick: () => {
-        historyLimit = MAX_HISTORY;
-        void openSession(id);
-      } }, 'Show earlier messages'));
-    }
-    scrollToEnd(true);
+    hist = await api.history(project, id, historyLimit);
   } catch (e) {
-    if (current !== id) return;
+    controller.abort();
+    if (!shown()) return;
     const err = e as ApiError;
     conversation.intro(err.status === 404 ? 'Conversation not found' : 'Could not load the conversation', err.message);
+    return;
   }
+  if (!shown() || (live && running)) {
+    // Another session was opened meanwhile, or a message sent.
+    controller.abort();
+    return;
+  }
+  const turnId = live?.headers.get('X-Turn-Id') ?? '';
+  showSession(id, turnId ? withoutTurn(hist.messages, turnId) : hist.messages, hist.messages.length, !live);
+  if (live) await rejoinTurn(id, live, controller);
+}
+
+/**
+ * runningStream rejoins the turn session id is still answering (another
+ * tab's, or this page's before a reload): its stream from the first
+ * event, or null when none is running (204) or it cannot be asked (the
+ * history then tells what is wrong).
+ */
+async function runningStream(id: string, signal: AbortSignal): Promise<Response | null> {
+  try {
+    const res = await api.rejoin(project, id, '', true, signal);
+    return res.status === 204 ? null : res;
+  } catch {
+    return null;
+  }
+}
+
+/** withoutTurn leaves out the answer of turn turnId: the user's message stays. */
+function withoutTurn(messages: Message[], turnId: string): Message[] {
+  return messages.filter((m) => m.role === 'user' || m.metadata?.turn_id !== turnId);
+}
+
+/**
+ * showSession renders the stored messages of session id (count of them
+ * read), and with pending the calls that wait for a decision (none while
+ * a turn runs: its stream brings them).
+ */
+function showSession(id: string, messages: Message[], count: number, pending: boolean): void {
+  conversation.showHistory(messages);
+  const waiting = pending ? pendingOf(sidebar.get(id)?.metadata) : [];
+  if (waiting.length > 0) {
+    const turn = conversation.beginAssistant();
+    const pause = newPause(id);
+    for (const p of waiting) turn.block(pause.add(p));
+    turn.finish();
+  }
+  if (count >= historyLimit && historyLimit < MAX_HISTORY) {
+    conversation.prepend(h('button', { class: 'earlier', type: 'button', onclick: () => {
+      historyLimit = MAX_HISTORY;
+      void openSession(id);
+    } }, 'Show earlier messages'));
+  }
+  scrollToEnd(true);
+}
+
+/** rejoinTurn shows the running turn of session id, read from live, as a live answer. */
+async function rejoinTurn(id: string, live: Response, controller: AbortController): Promise<void> {
+  const turn = conversation.beginAssistant();
+  turn.thinking();
+  scrollToEnd(true);
+  await follow(id, turn, () => Promise.resolve(live), controller);
 }
 
 byId('new-chat').addEventListener('click', () => {
@@ -396,6 +460,7 @@ function tick(): void {
   const quiet = now - r.lastEvent;
   if (now < notice.until) setStatus(notice.text);
   else if (r.stopping) setStatus('Stopping…');
+  else if (r.reconnecting) setStatus('Reconnecting…');
   else if (quiet > 45_000) setStatus(`No news from the server for ${Math.round(quiet / 1000)} s…`);
   else if (r.heartbeat) setStatus(`Still working${r.tool ? ` (${r.tool})` : ''}… ${secs} s`);
   else if (r.tool) setStatus(`Running ${r.tool}… ${secs} s`);
@@ -435,29 +500,27 @@ async function send(): Promise<void> {
 
 /**
  * follow runs one streamed turn of session id into turn: the stream opened
- * by open (a message, or the decisions of a paused turn). It reports
- * whether the stream opened.
+ * by open (a message, the decisions of a paused turn, or a rejoined
+ * turn), with controller's signal. A stream lost before done is rejoined
+ * after its last event (see rejoin). It reports whether the stream opened.
  */
-async function follow(id: string, turn: AssistantTurn, open: (signal: AbortSignal) => Promise<Response>): Promise<boolean> {
-  const r: Running = { session: id, controller: new AbortController(), stopping: false, lastEvent: Date.now(), started: Date.now(), heartbeat: false, tool: '', pause: null };
+async function follow(id: string, turn: AssistantTurn, open: (signal: AbortSignal) => Promise<Response>, controller = new AbortController()): Promise<boolean> {
+  const r: Running = {
+    session: id, controller, stopping: false, lastEvent: Date.now(), started: Date.now(), heartbeat: false, tool: '', pause: null,
+    lastEventId: '', reconnecting: false, attempt: 0, wake: () => {},
+  };
   running = r;
   setBusy(true);
   tick();
-  let done = false;
   let opened = false;
   try {
-    const res = await open(r.controller.signal);
+    let res: Response | null = await open(r.controller.signal);
     opened = true;
-    for await (const ev of readEvents(res)) {
-      r.lastEvent = Date.now();
-      handle(turn, r, ev);
-      scrollToEnd();
-      if (ev.type === 'done') {
-        done = true;
-        break;
-      }
+    while (res && !(await readTurn(turn, r, res))) {
+      // Also after a stop: the rejoined stream ends when the turn does.
+      res = await rejoin(r);
+      if (!res && !r.stopping && !r.controller.signal.aborted) turn.error('The connection ended before the answer was complete.');
     }
-    if (!done && !r.stopping) turn.error('The connection ended before the answer was complete.');
   } catch (e) {
     if (r.controller.signal.aborted) {
       // stopped here after the grace: nothing to report
@@ -476,6 +539,70 @@ async function follow(id: string, turn: AssistantTurn, open: (signal: AbortSigna
     await refreshAfterTurn(id);
   }
   return opened;
+}
+
+/**
+ * readTurn handles the events of res into turn until done (true), or
+ * until the stream ends or fails without it (false: lost, not over). A
+ * stop that gave up waiting (the signal aborted) throws.
+ */
+async function readTurn(turn: AssistantTurn, r: Running, res: Response): Promise<boolean> {
+  try {
+    for await (const ev of readEvents(res)) {
+      r.lastEvent = Date.now();
+      r.attempt = 0; // the connection works: a later loss gets every attempt again
+      if (ev.lastEventId) r.lastEventId = ev.lastEventId;
+      handle(turn, r, ev);
+      scrollToEnd();
+      if (ev.type === 'done') return true;
+    }
+  } catch (e) {
+    if (r.controller.signal.aborted) throw e;
+    // A network error: the stream is lost, the turn goes on on the server.
+  }
+  return false;
+}
+
+/**
+ * rejoin asks for the rest of r's turn after its last event (GET
+ * .../sessions/{id}/stream with Last-Event-ID; before any event, the
+ * running turn from its start), waiting longer before each attempt. It
+ * gives up (null) on 204 (nothing to rejoin), a 4xx, when the signal is
+ * aborted, or when the attempts run out; network errors and 5xx are tried
+ * again.
+ */
+async function rejoin(r: Running): Promise<Response | null> {
+  r.reconnecting = true;
+  tick();
+  try {
+    while (r.attempt < REJOIN_DELAYS_MS.length) {
+      await wait(r, REJOIN_DELAYS_MS[r.attempt++]);
+      if (r.controller.signal.aborted) return null;
+      try {
+        const res = await api.rejoin(project, r.session, r.lastEventId, r.lastEventId === '', r.controller.signal);
+        return res.status === 204 ? null : res;
+      } catch (e) {
+        if (r.controller.signal.aborted || (e instanceof ApiError && e.status < 500)) return null;
+      }
+    }
+    return null;
+  } finally {
+    r.reconnecting = false;
+    tick();
+  }
+}
+
+/** wait resolves after ms, or at once when r is stopped (r.wake): the turn's end is then near. */
+function wait(r: Running, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(end, ms);
+    function end(): void {
+      clearTimeout(timer);
+      r.wake = () => {};
+      resolve();
+    }
+    r.wake = end;
+  });
 }
 
 /** newPause is the pause of session id: its decisions continue the turn in a new answer. */
@@ -549,6 +676,7 @@ async function stop(): Promise<void> {
   if (!r || r.stopping) return;
   r.stopping = true;
   stopBtn.disabled = true;
+  r.wake(); // lost meanwhile: rejoin at once, to see the turn end
   tick();
   // If the server does not end the stream in time, stop reading it.
   const timer = setTimeout(() => r.controller.abort(), STOP_GRACE_MS);

@@ -3,15 +3,25 @@
 import type { StreamEvent } from './api';
 
 /**
- * readEvents yields the events of a text/event-stream response as they
- * arrive: `data:` lines up to a blank line form one event; `:` comments
- * are skipped, and so is data that is not JSON.
+ * Received is an event with its SSE id: the last `id:` line seen in the
+ * stream (as EventSource's lastEventId), "" before the first. The
+ * server numbers every event but heartbeats ("<turn id>:<n>"); a client
+ * that lost the stream asks for the events after it.
  */
-export async function* readEvents(res: Response): AsyncGenerator<StreamEvent> {
+export type Received = StreamEvent & { lastEventId: string };
+
+/**
+ * readEvents yields the events of a text/event-stream response as they
+ * arrive: `data:` lines up to a blank line form one event, which carries
+ * the last id seen; `:` comments are skipped, and so is data that is not
+ * JSON.
+ */
+export async function* readEvents(res: Response): AsyncGenerator<Received> {
   if (!res.body) return;
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   let data: string[] = [];
+  let lastEventId = '';
   let ended = false;
   try {
     for (;;) {
@@ -30,22 +40,33 @@ export async function* readEvents(res: Response): AsyncGenerator<StreamEvent> {
           if (data.length > 0) {
             const ev = parse(data.join('\n'));
             data = [];
-            if (ev) yield ev;
+            if (ev) yield { ...ev, lastEventId };
           }
         } else if (line.startsWith('data:')) {
-          data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+          data.push(field(line, 'data:'));
+        } else if (line.startsWith('id:')) {
+          // As EventSource: an id with a NUL is ignored; it holds for the
+          // events after it until the next one.
+          const id = field(line, 'id:');
+          if (!id.includes('\0')) lastEventId = id;
         }
       }
     }
     if (data.length > 0) {
+      // The stream ended without the blank line after its last event.
       const ev = parse(data.join('\n'));
-      if (ev) yield ev;
+      if (ev) yield { ...ev, lastEventId };
     }
   } finally {
     // Left early (the caller stopped reading): let the connection go.
     if (!ended) reader.cancel().catch(() => {});
     else reader.releaseLock();
   }
+}
+
+/** field is the value of a line "name: value" (one space after the colon is dropped). */
+function field(line: string, name: string): string {
+  return line.slice(line.startsWith(`${name} `) ? name.length + 1 : name.length);
 }
 
 function parse(s: string): StreamEvent | null {

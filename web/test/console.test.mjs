@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Lab, jwt, screenshot } from './harness.mjs';
+import { Cutter, Lab, jwt, screenshot } from './harness.mjs';
 
 const T = { timeout: 90_000 };
 
@@ -56,6 +56,34 @@ async function record(page, selector) {
     mo.observe(document.getElementById('messages'), { subtree: true, childList: true, characterData: true });
     window.__stopMarks = () => mo.disconnect();
   }, selector);
+}
+
+/** longAnswer is the scripted LLM's long answer (longAnswer in internal/webui/webtest/llm). */
+const longAnswer = `Long answer:${Array.from({ length: 160 }, (_, i) => ` w${i + 1}`).join('')} end.`;
+
+/** grown waits until the last text of the last answer shows word n of the long answer. */
+async function grown(page, n) {
+  await page.waitForFunction((w) => {
+    const els = document.querySelectorAll('.msg.assistant .md');
+    return els.length > 0 && els[els.length - 1].textContent.includes(w);
+  }, ` w${n} `, { timeout: 30_000 });
+}
+
+/** texts lists the text blocks of the page's answers. */
+function texts(page) {
+  return page.$$eval('.msg.assistant .md', (els) => els.map((e) => e.textContent.trim()));
+}
+
+/** until waits for cond() to hold, polling (no timed assertion: the test's timeout bounds it). */
+async function until(cond) {
+  while (!cond()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** sessionOf is the session id in the page's URL. */
+function sessionOf(page) {
+  const id = /#session=([0-9a-f-]{36})$/.exec(page.url())?.[1];
+  assert.ok(id, `the URL names the session: ${page.url()}`);
+  return id;
 }
 
 async function recorded(page) {
@@ -286,6 +314,110 @@ describe('web console, single-user mode', () => {
     assert.match(await page.locator('.msg.assistant').last().textContent(), /Quick answer/);
     clean(page);
     await page.close();
+  });
+
+  test('a network drop during an answer: the console rejoins the stream and shows the rest once', T, async () => {
+    // The page talks to the server through a proxy the test cuts.
+    const proxy = await Cutter.start(lab.url);
+    try {
+      const page = await lab.page('/?project=drop-test', { base: proxy.url, allowConsole: [/net::ERR_|Failed to load resource/] });
+      const rejoins = [];
+      page.on('request', (r) => {
+        if (r.method() === 'GET' && /\/sessions\/[0-9a-f-]{36}\/stream/.test(r.url())) rejoins.push(r.headers()['last-event-id'] ?? '');
+      });
+      await send(page, 'A long answer please');
+      await grown(page, 20);
+      // Drop every connection and refuse new ones for a while: the page
+      // says so and tries again.
+      proxy.hold(true);
+      proxy.cut();
+      await page.waitForFunction(() => document.getElementById('status').textContent === 'Reconnecting…');
+      await until(() => proxy.refused > 0);
+      proxy.hold(false);
+      await finished(page);
+      assert.deepEqual(await texts(page), [longAnswer], 'the whole answer, once');
+      assert.equal(await page.locator('.msg.assistant').count(), 1);
+      assert.equal(await page.locator('.error-block').count(), 0);
+      assert.equal(await page.textContent('#status'), '');
+      assert.ok(rejoins.length >= 1, 'the page asked for the rest of the stream');
+      assert.match(rejoins[rejoins.length - 1], /^[0-9a-f-]{36}:\d+$/, 'after the last event it had');
+      // The history agrees.
+      await page.reload();
+      await page.waitForSelector('.msg.assistant.finished');
+      assert.deepEqual(await texts(page), [longAnswer]);
+      clean(page);
+      await page.close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('a reload during an answer: the page rejoins the running turn, its text and tool card once', T, async () => {
+    const page = await lab.page('/?project=reload-test');
+    await send(page, 'Please use a tool, then give a long answer');
+    await page.waitForSelector('.tool[data-status="failed"]', { timeout: 30_000 });
+    await grown(page, 10);
+    const url = page.url();
+    const rejoined = page.waitForResponse((r) => /\/stream\?running=true$/.test(r.url()));
+    await page.reload();
+    assert.equal((await rejoined).status(), 200, 'the turn was still running');
+    await finished(page);
+    assert.equal(page.url(), url);
+    const check = async () => {
+      assert.equal(await page.locator('.msg.user').count(), 1);
+      assert.equal(await page.locator('.msg.assistant').count(), 1);
+      assert.equal(await page.locator('.tool').count(), 1, 'one tool card');
+      assert.equal(await page.locator('.tool .tool-status').textContent(), 'failed');
+      const order = await page.$$eval('.msg.assistant .msg-body > *', (els) => els.map((e) => e.className));
+      assert.deepEqual(order, ['md', 'tool', 'md']);
+      assert.deepEqual(await texts(page), ['Let me add two nodes.', longAnswer]);
+    };
+    await check();
+    assert.equal(await page.locator('.error-block').count(), 0);
+    // Once over, the history shows the same.
+    await page.reload();
+    await page.waitForSelector('.msg.assistant.finished .tool[data-status="failed"]');
+    await check();
+    clean(page);
+    await page.close();
+  });
+
+  test('a second tab on the same session shows the live answer to its end, and can stop it', T, async () => {
+    const project = 'two-tabs';
+    const first = await lab.page(`/?project=${project}`);
+    await send(first, 'One more long answer');
+    await grown(first, 10);
+    const id = sessionOf(first);
+    const rejoined = lab.context.waitForEvent('response', (r) => r.url().endsWith(`/sessions/${id}/stream?running=true`));
+    const second = await lab.page(`/?project=${project}#session=${id}`);
+    assert.equal((await rejoined).status(), 200, 'the turn was still running');
+    await finished(second);
+    assert.equal(await second.locator('.msg.user').textContent(), 'One more long answer');
+    assert.deepEqual(await texts(second), [longAnswer]);
+    await finished(first);
+    assert.deepEqual(await texts(first), [longAnswer]);
+
+    // A slow answer of the first tab, stopped from the second one after a
+    // reload: the second tab is busy with it, as the first.
+    await send(first, 'Answer slow please');
+    await first.waitForFunction(() => (document.querySelectorAll('.msg.assistant .md')[1]?.textContent ?? '').length > 0, null, { timeout: 15_000 });
+    await second.reload();
+    await second.waitForSelector('#stop:not([hidden])');
+    assert.equal(await second.locator('.msg.user').count(), 2);
+    await second.waitForFunction(() => /^(Answering|Still working)/.test(document.getElementById('status').textContent));
+    await second.click('#stop');
+    await finished(second, 15_000);
+    await finished(first, 15_000);
+    assert.match(await second.locator('.msg.assistant').last().textContent(), /Stopped\./);
+    for (const page of [first, second]) {
+      const words = (await page.locator('.msg.assistant').last().locator('.md').textContent()).match(/slowly/g)?.length ?? 0;
+      assert.ok(words > 0 && words < 60, `stopped before the end (${words} of 60 words)`);
+      assert.equal(await page.locator('.msg.assistant').count(), 2);
+    }
+    clean(first);
+    clean(second);
+    await first.close();
+    await second.close();
   });
 
   test('errors show in place', T, async () => {

@@ -5,6 +5,7 @@ import { spawn, execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createWriteStream, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,9 +122,10 @@ export class Lab {
 
   /**
    * page opens the console at path in a new tab that records console
-   * errors, page errors and requests to anything but this server.
+   * errors, page errors and requests to anything but this server (or
+   * base: a Cutter in front of it).
    */
-  async page(path = '/', { viewport, allowConsole = [] } = {}) {
+  async page(path = '/', { viewport, allowConsole = [], base = this.url } = {}) {
     const page = await this.context.newPage();
     if (viewport) await page.setViewportSize(viewport);
     page.problems = [];
@@ -134,13 +136,13 @@ export class Lab {
     page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
     page.on('request', (r) => {
       const u = r.url();
-      if (!u.startsWith(`${this.url}/`) && !u.startsWith('data:')) page.problems.push(`request to elsewhere: ${u}`);
+      if (!u.startsWith(`${base}/`) && !u.startsWith('data:')) page.problems.push(`request to elsewhere: ${u}`);
     });
     page.on('dialog', (d) => {
       page.problems.push(`native dialog: ${d.message()}`);
       void d.dismiss();
     });
-    await page.goto(this.url + path);
+    await page.goto(base + path);
     await page.waitForSelector('#app:not([hidden])');
     return page;
   }
@@ -159,6 +161,60 @@ export class Lab {
     await this.context?.close().catch(() => {});
     await Promise.all([this.server?.stop(), this.llm?.stop(), this.gns3?.stop()]);
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Cutter is a TCP proxy in front of a server that a test controls, to drop
+ * the network under the page: cut() resets every open connection (the
+ * browser's requests fail mid-stream, the server sees its client leave),
+ * and while hold(true) new connections are reset as soon as they come
+ * (refused counts them) until hold(false).
+ */
+export class Cutter {
+  static async start(target) {
+    const c = new Cutter();
+    const { hostname, port } = new URL(target);
+    c.sockets = new Set();
+    c.holding = false;
+    c.refused = 0;
+    c.server = createServer((client) => {
+      if (c.holding) {
+        c.refused++;
+        client.resetAndDestroy();
+        return;
+      }
+      const upstream = connect(Number(port), hostname);
+      for (const [a, b] of [[client, upstream], [upstream, client]]) {
+        c.sockets.add(a);
+        a.on('error', () => b.destroy());
+        a.on('close', () => {
+          c.sockets.delete(a);
+          b.destroy();
+        });
+        a.pipe(b);
+      }
+    });
+    await new Promise((resolve) => c.server.listen(0, '127.0.0.1', resolve));
+    c.url = `http://127.0.0.1:${c.server.address().port}`;
+    return c;
+  }
+
+  /** cut resets every open connection. */
+  cut() {
+    for (const s of this.sockets) {
+      if (s.connecting || s.destroyed) s.destroy();
+      else s.resetAndDestroy();
+    }
+  }
+
+  hold(on) {
+    this.holding = on;
+  }
+
+  close() {
+    this.cut();
+    return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
 

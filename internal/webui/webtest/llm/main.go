@@ -4,8 +4,10 @@
 //
 // The answer depends on the last user message (see script): a Markdown
 // answer streamed word by word, a tool call whose arguments arrive in
-// fragments, a slow answer to abort, an upstream error, or a quick reply.
-// A request whose last message is a tool result gets a closing answer; a
+// fragments, a slow answer to abort, a long answer (many chunks, to cut,
+// reload or watch from a second tab while it streams), an upstream error,
+// or a quick reply. A request whose last message is a tool result gets a
+// closing answer (the long answer when the user asked for a long one); a
 // request that is not streamed (the session title) gets a short title.
 package main
 
@@ -82,9 +84,37 @@ const markdown = "## Your lab\n\nThe **copilot** answers in *Markdown*:\n\n" +
 	"<img src=x onerror=\"window.__xss=1\"> [a bad link](javascript:window.__xss=2) " +
 	"![remote image](http://203.0.113.9/pixel.png) [docs](https://docs.gns3.com/) done."
 
+// longWords is the number of words of the long answer.
+const longWords = 160
+
+// longAnswer is "Long answer: w1 w2 … w160 end.", one chunk a word: the
+// browser tests build the same text to compare with what the page shows.
+func longAnswer() string {
+	var b strings.Builder
+	b.WriteString("Long answer:")
+	for i := 1; i <= longWords; i++ {
+		fmt.Fprintf(&b, " w%d", i)
+	}
+	b.WriteString(" end.")
+	return b.String()
+}
+
+// lastUser is the text of the last user message, lowercased.
+func lastUser(req *request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return strings.ToLower(contentText(req.Messages[i].Content))
+		}
+	}
+	return ""
+}
+
 func (s *server) script(req *request) reply {
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role == "tool" {
+		if strings.Contains(lastUser(req), "long") {
+			return reply{chunks: words(longAnswer()), pause: s.delay}
+		}
 		return reply{chunks: words("The tool answered. **GNS3** is not reachable from here, so nothing changed in the lab."), pause: s.delay}
 	}
 	text := strings.ToLower(contentText(last.Content))
@@ -95,6 +125,8 @@ func (s *server) script(req *request) reply {
 			tool: &toolCall{name: "create_gns3_node", fragments: pieces(args, 8)}}
 	case strings.Contains(text, "slow"):
 		return reply{chunks: words(strings.Repeat("slowly ", 60)), pause: s.slow}
+	case strings.Contains(text, "long"):
+		return reply{chunks: words(longAnswer()), pause: s.delay}
 	case strings.Contains(text, "fail"):
 		return reply{status: http.StatusInternalServerError}
 	case strings.Contains(text, "quick"):
