@@ -21,6 +21,9 @@ const HISTORY_LIMIT = 100;
 const MAX_HISTORY = 1000;
 /** How long a stop waits for the server to end the stream. */
 const STOP_GRACE_MS = 10_000;
+/** How often, and how many times, stop asks again for a session not stored yet. */
+const ABORT_RETRY_MS = 250;
+const ABORT_TRIES = 12;
 /** How long the first visit waits for the GNS3 projects before offering a new id. */
 const PROJECTS_WAIT_MS = 1500;
 /** The pauses before each attempt to rejoin a lost stream: about 30 s in all. */
@@ -681,13 +684,24 @@ async function stop(): Promise<void> {
   // If the server does not end the stream in time, stop reading it.
   const timer = setTimeout(() => r.controller.abort(), STOP_GRACE_MS);
   r.controller.signal.addEventListener('abort', () => clearTimeout(timer));
-  try {
-    await api.abort(project, r.session);
-  } catch (e) {
-    // The session may not exist yet (the turn had not started): stop
-    // reading, the server stops the turn when the client leaves.
-    if (e instanceof ApiError && e.status === 404) r.controller.abort();
-    else setStatus(`Could not stop: ${(e as Error).message}`);
+  // A new conversation's session is stored beside the turn's first LLM
+  // call: until then the abort finds none (404), so it asks again. Only a
+  // session still missing after that never started a turn: stop reading
+  // (a turn no longer stops when its client leaves).
+  for (let tries = 1; ; tries++) {
+    try {
+      await api.abort(project, r.session);
+      return;
+    } catch (e) {
+      const missing = e instanceof ApiError && e.status === 404;
+      if (missing && tries < ABORT_TRIES && !r.controller.signal.aborted) {
+        await new Promise((resolve) => setTimeout(resolve, ABORT_RETRY_MS));
+        continue;
+      }
+      if (missing) r.controller.abort();
+      else setStatus(`Could not stop: ${(e as Error).message}`);
+      return;
+    }
   }
 }
 
