@@ -17,7 +17,7 @@ import (
 	"agentchat/internal/store/dynamo/dynalitetest"
 )
 
-// multitaskLab is two server instances on one store and an LLM that
+// multitaskLab is two server processes on one store and an LLM that
 // answers "first" slowly (60 tokens), other messages at once, and titles.
 type multitaskLab struct {
 	t          *testing.T
@@ -57,7 +57,7 @@ func newMultitaskLab(t *testing.T, kind string) *multitaskLab {
 		vars["DYNAMODB_ENDPOINT"], vars["AWS_REGION"] = dynalitetest.Start(t), "us-east-1"
 	}
 	l.urlA, _, _, _ = start(t, vars)
-	l.urlB, _, _, _ = start(t, vars)
+	l.urlB = startChild(t, buildLocalServer(t), vars).url // another process
 	return l
 }
 

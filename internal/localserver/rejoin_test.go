@@ -79,8 +79,8 @@ func contentOf(fs []rawFrame) (string, int) {
 }
 
 // TestRejoinAcrossInstances is the acceptance of issue 25's rejoin on both
-// stores: a client cut after 20 of 200 tokens on instance A comes back on
-// instance B with Last-Event-ID and receives exactly tokens 21..200 and
+// stores: a client cut after 20 of 200 tokens on instance A (this test's
+// process) comes back on instance B (another process) with Last-Event-ID and receives exactly tokens 21..200 and
 // done; a second tab opened on B during the answer receives it live; the
 // cut client's events plus the rest equal, byte for byte, what the second
 // tab received from the start; the turn was stored whole.
@@ -102,7 +102,7 @@ func TestRejoinAcrossInstances(t *testing.T) {
 				vars["DYNAMODB_ENDPOINT"], vars["AWS_REGION"] = dynalitetest.Start(t), "us-east-1"
 			}
 			urlA, _, _, _ := start(t, vars)
-			urlB, _, _, _ := start(t, vars)
+			urlB := startChild(t, buildLocalServer(t), vars).url
 			tokens := make([]string, 200)
 			for i := range tokens {
 				tokens[i] = fmt.Sprintf("t%d ", i+1)
