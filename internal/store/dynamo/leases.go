@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,27 +17,33 @@ import (
 // updateLease runs one conditional UpdateItem on the meta item; cond is
 // ANDed with the ownership check.
 func (s *Store) updateLease(ctx context.Context, k store.Key, e *expr, cond string) error {
-	return s.updateLeaseReturning(ctx, k, e, cond, "")
+	_, err := s.updateLeaseReturning(ctx, k, e, cond, "", "")
+	return err
 }
 
 // updateLeaseReturning is updateLease asking DynamoDB to return the item
 // with a failed condition when rv is ALL_OLD (in the
 // ConditionalCheckFailedException; emulators may not).
-func (s *Store) updateLeaseReturning(ctx context.Context, k store.Key, e *expr, cond string, rv types.ReturnValuesOnConditionCheckFailure) error {
+// rv asks for the updated attributes on success (UPDATED_NEW, ...).
+func (s *Store) updateLeaseReturning(ctx context.Context, k store.Key, e *expr, cond string, rvFailure types.ReturnValuesOnConditionCheckFailure, rv types.ReturnValue) (item, error) {
 	full := e.n(aUser) + " = " + e.v(avS(k.UserID))
 	if cond != "" {
 		full += " AND (" + cond + ")"
 	}
-	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
 		UpdateExpression:                    aws.String(e.update()),
 		ConditionExpression:                 aws.String(full),
 		ExpressionAttributeNames:            e.names,
 		ExpressionAttributeValues:           e.values,
-		ReturnValuesOnConditionCheckFailure: rv,
+		ReturnValuesOnConditionCheckFailure: rvFailure,
+		ReturnValues:                        rv,
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return out.Attributes, nil
 }
 
 func checkLeaseArgs(owner string, ttl time.Duration) error {
@@ -66,11 +73,19 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	e.remove(aAbort)
 	e.remove(aAbortAt)
 	reconcileMessageCount(e) // count what a cut turn left uncounted (sessions.go)
+	// The incarnation's epoch, given if it has none yet (as an append or a
+	// deletion would), comes back with the lease: the turn's log needs no
+	// read for it (turnEpochs).
+	ep := e.n(aMsgEpoch)
+	e.setRaw(ep + " = if_not_exists(" + ep + ", " + e.v(avS(uuid.NewString())) + ")")
 	lo, lu, ab, at := e.n(aLeaseOwner), e.n(aLeaseUntil), e.n(aAbort), e.n(aAbortAt)
 	cond := "attribute_not_exists(" + lo + ") OR " + lo + " = " + e.v(avS(owner)) + " OR " + lu + " < " + e.v(avN(t.UnixNano())) +
 		" OR (" + ab + " = " + e.v(avBool(true)) + " AND " + at + " <= " + e.v(avN(t.Add(-store.AbortGrace).UnixNano())) + ")"
-	err := s.updateLeaseReturning(ctx, k, e, cond, types.ReturnValuesOnConditionCheckFailureAllOld)
+	updated, err := s.updateLeaseReturning(ctx, k, e, cond, types.ReturnValuesOnConditionCheckFailureAllOld, types.ReturnValueUpdatedNew)
 	if err == nil {
+		if epoch := getS(updated, aMsgEpoch); epoch != "" {
+			s.turnEpochs.put(turnEpochKey(sessionPK(k.ProjectID, k.ThreadID), owner), epoch)
+		}
 		return nil
 	}
 	var cf *types.ConditionalCheckFailedException

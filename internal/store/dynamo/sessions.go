@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"maps"
 	"slices"
 	"time"
@@ -75,10 +76,18 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 		return fmt.Errorf("create leased session: %w", err)
 	}
 	until := s.clock().Add(ttl).UnixNano()
-	return s.createSession(ctx, sess, func(it item) {
+	// The incarnation's epoch, given now rather than by the first append,
+	// is known to the turn's log without a read (turnEpochs).
+	epoch := uuid.NewString()
+	err := s.createSession(ctx, sess, func(it item) {
 		it[aLeaseOwner] = avS(owner)
 		it[aLeaseUntil] = avN(until)
+		it[aMsgEpoch] = avS(epoch)
 	})
+	if err == nil {
+		s.turnEpochs.put(turnEpochKey(sessionPK(sess.ProjectID, sess.ThreadID), owner), epoch)
+	}
+	return err
 }
 
 // createSession puts a new meta item for sess, unless the thread exists;

@@ -96,6 +96,9 @@ func parseTurnSK(sk string) (turn string, last int64, part int, err error) {
 	return keyUnescaper.Replace(rest[:i]), last, p, nil
 }
 
+// turnEpochKey is the key of turn's entry in turnEpochs.
+func turnEpochKey(pk, turn string) string { return pk + "\x00" + turn }
+
 // turnEpochs caches the epoch of the sessions of running turns, by
 // partition and turn, so that a turn reads its session's meta item once,
 // at its first batch, not at every batch. A turn's entry is dropped at its
@@ -142,7 +145,7 @@ func (c *turnEpochs) drop(key string) {
 // append has yet. ErrNotFound when the session does not exist or is not
 // k.UserID's.
 func (s *Store) turnEpoch(ctx context.Context, k store.Key, pk, turn string) (string, error) {
-	key := pk + "\x00" + turn
+	key := turnEpochKey(pk, turn)
 	if e, ok := s.turnEpochs.get(key); ok {
 		return e, nil
 	}
