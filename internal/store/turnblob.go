@@ -51,12 +51,10 @@ type TurnBlobs struct {
 	writers sync.Pool // *flate.Writer
 }
 
-// Encode returns the blob of a batch of events (see DecodeTurnEvents).
+// Encode returns the blob of a batch of events (see DecodeTurnEvents),
+// compressed when that makes it smaller.
 func (t *TurnBlobs) Encode(events [][]byte) []byte {
-	if len(events) == 0 {
-		return []byte{}
-	}
-	raw := appendEventSeq([]byte{blobRaw}, events)
+	raw := EncodeRawTurnEvents(events)
 	if len(raw)-1 < blobCompressFrom {
 		return raw
 	}
@@ -85,6 +83,17 @@ func (t *TurnBlobs) Encode(events [][]byte) []byte {
 func EncodeTurnEvents(events [][]byte) []byte {
 	var t TurnBlobs
 	return t.Encode(events)
+}
+
+// EncodeRawTurnEvents returns the blob of a batch of events, not
+// compressed: for a store whose writes are not billed by the byte, where
+// compressing would only cost CPU (on the local server, 2.5 % of a
+// streamed turn's).
+func EncodeRawTurnEvents(events [][]byte) []byte {
+	if len(events) == 0 {
+		return []byte{}
+	}
+	return appendEventSeq([]byte{blobRaw}, events)
 }
 
 // appendEventSeq appends each event as its length and its bytes.

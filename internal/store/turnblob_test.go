@@ -87,6 +87,9 @@ func TestTurnBlobCompression(t *testing.T) {
 	if r := blobs.Encode([][]byte{randomBytes(4096)}); r[0] != blobRaw {
 		t.Fatalf("random bytes stored with tag %d", r[0])
 	}
+	if r := EncodeRawTurnEvents(evs); r[0] != blobRaw || len(r) != len(raw) {
+		t.Fatalf("a raw encoding: tag %d, %d bytes, want %d", r[0], len(r), len(raw))
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {

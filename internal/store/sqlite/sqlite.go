@@ -65,8 +65,6 @@ type Store struct {
 	// turnLogsPurged is when (unix nanoseconds, store clock) expired
 	// turn log rows were last purged (see purgeTurnLogs).
 	turnLogsPurged atomic.Int64
-	// turnBlobs encodes (and compresses) the batches of turn logs.
-	turnBlobs store.TurnBlobs
 	// traced opens the databases through the tracing driver wrapper
 	// (WithTracing).
 	traced bool

@@ -60,7 +60,9 @@ func (s *Store) AppendTurnEvents(ctx context.Context, k store.Key, ev store.Turn
 		final = 1
 	}
 	now := s.now()
-	data := s.turnBlobs.Encode(ev.Events)
+	// Not compressed: a local write is not billed by the byte, and the
+	// rows expire within hours.
+	data := store.EncodeRawTurnEvents(ev.Events)
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.ws.appendTurnEvents).ExecContext(ctx,
 			k.ProjectID, k.ThreadID, ev.Turn, last, ev.First, data, final, now.Add(keep).UnixNano(), k.UserID)
