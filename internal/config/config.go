@@ -278,6 +278,21 @@ func (l *loader) fail(name, format string, args ...any) {
 }
 
 // str returns the trimmed value of name.
+// onOff reads a switch: on, true or 1; off, false or 0; unset: def.
+func (l *loader) onOff(name string, def bool) bool {
+	switch v := strings.ToLower(l.str(name)); v {
+	case "":
+		return def
+	case "on", "true", "1":
+		return true
+	case "off", "false", "0":
+		return false
+	default:
+		l.fail(name, "must be on or off, got %s", quote(v))
+		return def
+	}
+}
+
 func (l *loader) str(name string) string {
 	return strings.TrimSpace(l.getenv(name))
 }
@@ -451,27 +466,9 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	}
 
 	c.GNS3URL = l.httpURL("GNS3_URL")
-	switch v := strings.ToLower(l.str("SNAPSHOTS")); v {
-	case "", "on", "true", "1":
-		c.Snapshots = true
-	case "off", "false", "0":
-	default:
-		l.fail("SNAPSHOTS", "must be on or off, got %s", quote(v))
-	}
-	switch v := strings.ToLower(l.str("TURN_LOG")); v {
-	case "", "on", "true", "1":
-		c.TurnLog = true
-	case "off", "false", "0":
-	default:
-		l.fail("TURN_LOG", "must be on or off, got %s", quote(v))
-	}
-	switch v := strings.ToLower(l.str("METRICS")); v {
-	case "on", "true", "1":
-		c.Metrics = true
-	case "", "off", "false", "0":
-	default:
-		l.fail("METRICS", "must be on or off, got %s", quote(v))
-	}
+	c.Snapshots = l.onOff("SNAPSHOTS", true)
+	c.TurnLog = l.onOff("TURN_LOG", true)
+	c.Metrics = l.onOff("METRICS", false)
 	c.BlockedCommands = blockedCommands(l.str("BLOCKED_COMMANDS"))
 	c.SeerrURL = l.httpURL("SEERR_URL")
 	c.SeerrAPIKey = l.str("SEERR_API_KEY")

@@ -18,6 +18,7 @@ func TestOnOffVariables(t *testing.T) {
 		{"METRICS", "", false, false}, {"METRICS", "off", false, false}, {"METRICS", "0", false, false},
 		{"METRICS", "on", true, false}, {"METRICS", "ON", true, false}, {"METRICS", "true", true, false}, {"METRICS", "1", true, false},
 		{"METRICS", "yes please", false, true},
+		{"TURN_LOG", "", true, false}, {"TURN_LOG", "off", false, false}, {"TURN_LOG", "On", true, false}, {"TURN_LOG", "no", false, true},
 	}
 	for _, tt := range tests {
 		env := map[string]string{tt.name: tt.value}
@@ -31,7 +32,7 @@ func TestOnOffVariables(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s=%q: %v", tt.name, tt.value, err)
 		}
-		got := map[string]bool{"SNAPSHOTS": c.Snapshots, "METRICS": c.Metrics}[tt.name]
+		got := map[string]bool{"SNAPSHOTS": c.Snapshots, "METRICS": c.Metrics, "TURN_LOG": c.TurnLog}[tt.name]
 		if got != tt.want {
 			t.Errorf("%s=%q: %v, want %v", tt.name, tt.value, got, tt.want)
 		}
