@@ -14,6 +14,7 @@ import (
 
 	"agentchat/internal/auth"
 	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/sse/ssetest"
 	"agentchat/internal/store/dynamo/dynalitetest"
 )
 
@@ -93,20 +94,19 @@ func (l *multitaskLab) get(url, path string, v any) {
 // eventTypes reads the rest of an SSE body and returns its events' types
 // and their content.
 func eventTypes(body io.Reader) (types []string, content string) {
-	for _, f := range readRawFrames(body, nil) {
-		_, data, _ := strings.Cut(f.raw, "data: ")
-		var ev struct{ Type, Content string }
-		_ = json.Unmarshal([]byte(strings.TrimSpace(data)), &ev)
-		types = append(types, ev.Type)
-		content += ev.Content
+	for _, f := range ssetest.ReadFrames(body, nil) {
+		typ, c := f.Event()
+		types = append(types, typ)
+		content += c
 	}
 	return types, content
 }
 
 // readUntilContent reads SSE lines of body until the first content event.
-func readUntilContent(body io.Reader) []rawFrame {
-	return readRawFrames(body, func(fs []rawFrame) bool {
-		return strings.Contains(fs[len(fs)-1].raw, `"type":"content"`)
+func readUntilContent(body io.Reader) []ssetest.Frame {
+	return ssetest.ReadFrames(body, func(fs []ssetest.Frame) bool {
+		typ, _ := fs[len(fs)-1].Event()
+		return typ == "content"
 	})
 }
 

@@ -1,7 +1,6 @@
 package localserver
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,68 +14,9 @@ import (
 
 	"agentchat/internal/auth"
 	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/sse/ssetest"
 	"agentchat/internal/store/dynamo/dynalitetest"
 )
-
-// rawFrame is one numbered SSE event as received: its id and its bytes.
-type rawFrame struct{ id, raw string }
-
-// readRawFrames reads the numbered events of body until its end or until
-// stop says so; comments and heartbeats (unnumbered) are skipped.
-func readRawFrames(body io.Reader, stop func([]rawFrame) bool) []rawFrame {
-	br := bufio.NewReader(body)
-	var (
-		out   []rawFrame
-		block strings.Builder
-		id    string
-	)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return out
-		}
-		switch {
-		case line == "\n":
-			if id != "" {
-				out = append(out, rawFrame{id: id, raw: block.String() + "\n"})
-				if stop != nil && stop(out) {
-					return out
-				}
-			}
-			block.Reset()
-			id = ""
-			continue
-		case strings.HasPrefix(line, ":"):
-			continue
-		case strings.HasPrefix(line, "id: "):
-			id = strings.TrimSuffix(strings.TrimPrefix(line, "id: "), "\n")
-		}
-		block.WriteString(line)
-	}
-}
-
-func rawJoined(fs []rawFrame) string {
-	var b strings.Builder
-	for _, f := range fs {
-		b.WriteString(f.raw)
-	}
-	return b.String()
-}
-
-// contentOf returns the concatenated content of the content events.
-func contentOf(fs []rawFrame) (string, int) {
-	var b strings.Builder
-	n := 0
-	for _, f := range fs {
-		_, data, _ := strings.Cut(f.raw, "data: ")
-		var ev struct{ Type, Content string }
-		if json.Unmarshal([]byte(strings.TrimSpace(data)), &ev) == nil && ev.Type == "content" {
-			b.WriteString(ev.Content)
-			n++
-		}
-	}
-	return b.String(), n
-}
 
 // TestRejoinAcrossInstances is the acceptance of issue 25's rejoin on both
 // stores: a client cut after 20 of 200 tokens on instance A (this test's
@@ -136,9 +76,9 @@ func TestRejoinAcrossInstances(t *testing.T) {
 				t.Fatalf("stream: %d", resp.StatusCode)
 			}
 			// A second tab on B once the answer has begun.
-			var secondTab []rawFrame
+			var secondTab []ssetest.Frame
 			tabDone := make(chan struct{})
-			cut := readRawFrames(resp.Body, func(fs []rawFrame) bool {
+			cut := ssetest.ReadFrames(resp.Body, func(fs []ssetest.Frame) bool {
 				if len(fs) == 1 {
 					go func() {
 						defer close(tabDone)
@@ -147,28 +87,28 @@ func TestRejoinAcrossInstances(t *testing.T) {
 							t.Errorf("second tab: status %d", tab.StatusCode)
 							return
 						}
-						secondTab = readRawFrames(tab.Body, nil)
+						secondTab = ssetest.ReadFrames(tab.Body, nil)
 					}()
 				}
-				_, n := contentOf(fs)
+				_, n := ssetest.Content(fs)
 				return n == 20
 			})
 			resp.Body.Close() // the network drops after 20 tokens
 
-			rest := send(http.MethodGet, urlB, chat+"/sessions/"+sid+"/stream", nil, "Last-Event-ID", cut[len(cut)-1].id)
+			rest := send(http.MethodGet, urlB, chat+"/sessions/"+sid+"/stream", nil, "Last-Event-ID", cut[len(cut)-1].ID)
 			if rest.StatusCode != http.StatusOK {
 				t.Fatalf("rejoin: status %d", rest.StatusCode)
 			}
-			restFrames := readRawFrames(rest.Body, nil)
-			got, n := contentOf(restFrames)
+			restFrames := ssetest.ReadFrames(rest.Body, nil)
+			got, n := ssetest.Content(restFrames)
 			if n != 180 || got != strings.Join(tokens[20:], "") {
 				t.Fatalf("the rest holds %d tokens: %.60q...", n, got)
 			}
-			if !strings.Contains(restFrames[len(restFrames)-1].raw, `"type":"done"`) {
-				t.Fatalf("the rest ends with %q", restFrames[len(restFrames)-1].raw)
+			if !strings.Contains(restFrames[len(restFrames)-1].Raw, `"type":"done"`) {
+				t.Fatalf("the rest ends with %q", restFrames[len(restFrames)-1].Raw)
 			}
 			<-tabDone
-			if rawJoined(cut)+rawJoined(restFrames) != rawJoined(secondTab) {
+			if ssetest.Joined(cut)+ssetest.Joined(restFrames) != ssetest.Joined(secondTab) {
 				t.Fatalf("cut + rest (%d + %d events) differ from the second tab's %d events", len(cut), len(restFrames), len(secondTab))
 			}
 
