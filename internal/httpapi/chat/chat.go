@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptrace"
-	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,7 +21,6 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/views"
 	"agentchat/internal/llm"
-	"agentchat/internal/sse"
 	"agentchat/internal/store"
 	"agentchat/internal/turnlog"
 )
@@ -348,154 +345,6 @@ func startError(sessionID string, err error) error {
 	default:
 		return fmt.Errorf("start turn: %w", err)
 	}
-}
-
-// event is the project SSE wire form of an agent event.
-type event struct {
-	Type       string    `json:"type"`
-	Content    *string   `json:"content,omitempty"`
-	MessageID  string    `json:"message_id,omitempty"`
-	ToolCall   *toolCall `json:"tool_call,omitempty"`
-	ToolName   string    `json:"tool_name,omitempty"`
-	ToolCallID string    `json:"tool_call_id,omitempty"`
-	ToolOutput *string   `json:"tool_output,omitempty"`
-	Error      string    `json:"error,omitempty"`
-	// Arguments and Summary: approval_required; SnapshotID and Name:
-	// snapshot.
-	Arguments  *string `json:"arguments,omitempty"`
-	Summary    string  `json:"summary,omitempty"`
-	SnapshotID string  `json:"snapshot_id,omitempty"`
-	Name       string  `json:"name,omitempty"`
-	SessionID  string  `json:"session_id"`
-}
-
-type toolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function toolFunction `json:"function"`
-}
-
-type toolFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Complete  bool   `json:"complete,omitempty"`
-}
-
-// encode returns the wire event of ev, or false for events the project SSE
-// contract does not carry.
-func encode(ev agent.Event, sessionID string) (event, bool) {
-	out := event{Type: string(ev.Type), SessionID: sessionID}
-	switch ev.Type {
-	case agent.EventContent:
-		c := ev.Content
-		out.Content, out.MessageID = &c, ev.MessageID
-	case agent.EventToolCall:
-		tc := ev.ToolCall
-		if tc == nil {
-			return out, false
-		}
-		out.ToolCall = &toolCall{ID: tc.ID, Type: "function", Function: toolFunction{Name: tc.Name, Arguments: tc.Arguments, Complete: tc.Complete}}
-	case agent.EventToolStart:
-		out.ToolName, out.ToolCallID = ev.ToolName, ev.ToolCallID
-	case agent.EventToolEnd:
-		o := ev.ToolOutput
-		out.ToolName, out.ToolCallID, out.ToolOutput = ev.ToolName, ev.ToolCallID, &o
-	case agent.EventError:
-		out.Error = ev.Error
-	case agent.EventApprovalRequired:
-		if ev.Approval == nil {
-			return out, false
-		}
-		a := ev.Approval.Arguments
-		out.ToolName, out.ToolCallID, out.Arguments, out.Summary = ev.ToolName, ev.ToolCallID, &a, ev.Approval.Summary
-	case agent.EventSnapshot:
-		if ev.Snapshot == nil {
-			return out, false
-		}
-		out.SnapshotID, out.Name, out.Error = ev.Snapshot.ID, ev.Snapshot.Name, ev.Snapshot.Error
-	case agent.EventDone:
-	default:
-		return out, false
-	}
-	return out, true
-}
-
-// sse streams the turn's events. onDisconnect is the request's
-// on_disconnect ("": the default).
-// s is the stream when it is open already (a queued message's), else nil.
-func (h *Handlers) sse(w http.ResponseWriter, r *http.Request, turn *agent.Turn, sessionID, onDisconnect string, s *sse.Stream) {
-	if s == nil {
-		// The headers and the opening comment leave as soon as the turn's
-		// first request to the network (the LLM call) is out, while its
-		// answer is awaited, or with the first event, or after OpenWithin:
-		// not before the LLM request, whose way out they would delay.
-		s = sse.Open(w)
-		_ = s.QueueComment("stream open")
-	}
-	// Every event but heartbeats carries id: <turn id>:<n>.
-	s.NumberEvents(turn.ID())
-	defer s.Close()
-	opened := time.AfterFunc(h.o.OpenWithin, func() { _ = s.Flush() })
-	defer opened.Stop()
-	ctx := r.Context()
-	if rec := h.record(ctx, s, turn); rec != nil {
-		// Closed after the recovery below: its final batch holds the
-		// last event, also the one written there.
-		defer rec.Close()
-		if onDisconnect != onDisconnectCancel {
-			// The client may leave: it comes back for the rest.
-			ctx = context.WithoutCancel(ctx)
-		}
-	}
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { _ = s.Flush() },
-	})
-	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {
-		_ = s.UnnumberedJSON(event{Type: "heartbeat", SessionID: sessionID})
-	})
-	done := false
-	defer func() {
-		// A panic must not kill a Lambda process nor leave the stream
-		// without its closing events.
-		if p := recover(); p != nil {
-			httpapi.Logger(r.Context()).ErrorContext(r.Context(), "chat stream panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			_ = turn.Release(context.WithoutCancel(r.Context()))
-			if !done {
-				s.End()
-				_ = s.JSON(event{Type: "error", Error: "An internal error stopped the response.", SessionID: sessionID})
-				_ = s.JSON(event{Type: "done", SessionID: sessionID})
-			}
-		}
-	}()
-	contents := newContentEvents(sessionID)
-	turn.Run(ctx, func(ev agent.Event) {
-		if ev.Type == agent.EventContent {
-			// The event of every token, encoded by hand; queued when the
-			// next one is already there (ev.More), flushed with it.
-			if ev.More {
-				_ = s.QueueData(contents.encode(ev.Content, ev.MessageID))
-			} else {
-				_ = s.Data(contents.encode(ev.Content, ev.MessageID))
-			}
-			return
-		}
-		out, ok := encode(ev, sessionID)
-		if !ok {
-			if !ev.More {
-				_ = s.Flush() // what content events before queued
-			}
-			return
-		}
-		if ev.Type == agent.EventDone {
-			s.End() // no heartbeat after done
-		}
-		// A failed write means the client left; the turn notices through
-		// the request context and finishes persisting.
-		_ = s.JSON(out)
-		// Done only once it is out: a panic while writing it still ends
-		// the stream in the recovery above.
-		done = done || ev.Type == agent.EventDone
-	})
 }
 
 // Reply is the body answered to a request with "stream": false.
