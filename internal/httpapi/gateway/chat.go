@@ -44,39 +44,23 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	st := &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a)}
-	defer st.close()
-	defer func() {
-		if p := recover(); p != nil {
-			g.recoverStream(w, r, st, p)
-		}
-	}()
-	var text openaiwire.Steps
-	res, err := g.runStateless(ctx, r, rr.Req, func(ev agent.Event) {
-		// Tokens that came together leave together.
-		st.event(ev.More, func() {
-			switch ev.Type {
-			case agent.EventContent:
-				st.send(openaiwire.Token{Token: text.Text(ev)})
-			case agent.EventError:
-				// Sent once the run returned, mapped from res.Err as the
-				// same failure before the stream would be.
-			default:
-				st.start()
-			}
-		})
-	})
+	enc := &tokenStream{openaiStream: openaiStream{cancel: cancel}}
+	rw := g.newStream(w, r, a, enc, cancel, nil)
+	defer rw.Close()
+	defer rw.Recover()
+	// Tokens that came together leave together (runstream.Writer.Event).
+	res, err := g.runStateless(ctx, r, rr.Req, rw.Event)
 	switch {
-	case err != nil && !st.started():
+	case err != nil && !rw.Opened():
 		g.failRun(w, r, err)
 		return
 	case err != nil:
 		g.logger(r).ErrorContext(r.Context(), "stateless run failed after events", "err", err)
-		g.failStream(r, st, err, "The response failed.")
+		g.failStream(r, rw, &enc.openaiStream, err, "The response failed.")
 	case res.Error != "":
-		g.failStream(r, st, res.Err, res.Error)
+		g.failStream(r, rw, &enc.openaiStream, res.Err, res.Error)
 	}
-	st.done()
+	rw.Finish()
 }
 
 // chatSync runs the agent and answers the whole response at once.
@@ -87,11 +71,7 @@ func (g *Gateway) chatSync(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	defer func() {
-		if p := recover(); p != nil {
-			g.recoverStream(w, r, nil, p)
-		}
-	}()
+	defer g.recoverSync(w, r)
 	res := g.runToEnd(ctx, w, r, rr.Req, nil)
 	if res == nil {
 		return

@@ -7,7 +7,9 @@ import (
 	"agentchat/internal/agent"
 	"agentchat/internal/httpapi/gateway/openaiwire"
 	"agentchat/internal/httpapi/openaierr"
+	"agentchat/internal/httpapi/runstream"
 	"agentchat/internal/llm"
+	"agentchat/internal/sse"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -47,7 +49,7 @@ func (g *Gateway) completions(w http.ResponseWriter, r *http.Request) {
 
 // completionStream encodes the events of one run as chunks.
 type completionStream struct {
-	st   *streamer
+	openaiStream
 	head openaiwire.ChunkHead
 	// logprobs: content chunks carry the model's log probabilities.
 	logprobs bool
@@ -72,50 +74,44 @@ type clientCall struct {
 	sent  int // bytes of the arguments already sent
 }
 
-// emit sends the chunks of ev: queued when another event follows at once
-// (ev.More), else flushed with whatever the events before queued.
-func (cs *completionStream) emit(ev agent.Event) {
-	cs.st.event(ev.More, func() { cs.send(ev) })
-}
-
-// send sends the chunks of ev.
-func (cs *completionStream) send(ev agent.Event) {
+// Event writes the chunks of ev.
+func (cs *completionStream) Event(w *runstream.Writer, ev agent.Event) {
 	switch ev.Type {
 	case agent.EventContent:
 		if cs.logprobs {
-			cs.st.sendData(cs.tokens.ContentLogprobs(cs.text.Text(ev), ev.LogProbs))
+			w.Send(cs.tokens.ContentLogprobs(cs.text.Text(ev), ev.LogProbs))
 			return
 		}
-		cs.st.sendData(cs.tokens.Content(cs.text.Text(ev)))
+		w.Send(cs.tokens.Content(cs.text.Text(ev)))
 		return
 	case agent.EventReasoning:
 		if ev.Content != "" {
-			cs.st.sendData(cs.tokens.Reasoning(ev.Content))
+			w.Send(cs.tokens.Reasoning(ev.Content))
 		}
 		return
 	case agent.EventToolCall:
 		if tc := ev.ToolCall; tc != nil && tc.Client {
 			if !cs.noToolCalls {
-				cs.clientToolCall(ev.MessageID, tc)
+				cs.clientToolCall(w, ev.MessageID, tc)
 			}
 			return
 		}
 	case agent.EventError:
 		// Sent once the run returned, mapped from res.Err (see
-		// streamer.fail): the event does not carry the error.
+		// openaiStream.fail): the event does not carry the error.
 		return
 	case agent.EventDone:
-		cs.st.start()
+		w.Start()
 		return
 	}
 	if text := cs.act.Text(ev); text != "" {
-		cs.st.send(cs.head.Chunk(openaiwire.Delta{ReasoningContent: text}, nil))
+		cs.send(w, cs.head.Chunk(openaiwire.Delta{ReasoningContent: text}, nil))
 	}
 }
 
 // clientToolCall passes a client tool call through as delta.tool_calls:
 // a first fragment with id, type and name, then the argument fragments.
-func (cs *completionStream) clientToolCall(msgID string, tc *agent.ToolCallEvent) {
+func (cs *completionStream) clientToolCall(w *runstream.Writer, msgID string, tc *agent.ToolCallEvent) {
 	if cs.calls == nil {
 		cs.calls = map[callKey]*clientCall{}
 	}
@@ -124,58 +120,50 @@ func (cs *completionStream) clientToolCall(msgID string, tc *agent.ToolCallEvent
 	if cc == nil {
 		cc = &clientCall{index: len(cs.calls)}
 		cs.calls[k] = cc
-		cs.st.send(cs.head.Chunk(openaiwire.Delta{ToolCalls: []openaiwire.DeltaToolCall{{Index: cc.index, ID: tc.ID, Type: "function",
+		cs.send(w, cs.head.Chunk(openaiwire.Delta{ToolCalls: []openaiwire.DeltaToolCall{{Index: cc.index, ID: tc.ID, Type: "function",
 			Function: openaiwire.DeltaFunction{Name: tc.Name}}}}, nil))
 	}
 	if len(tc.Arguments) > cc.sent {
 		frag := tc.Arguments[cc.sent:]
 		cc.sent = len(tc.Arguments)
-		cs.st.send(cs.head.Chunk(openaiwire.Delta{ToolCalls: []openaiwire.DeltaToolCall{{Index: cc.index, Function: openaiwire.DeltaFunction{Arguments: frag}}}}, nil))
+		cs.send(w, cs.head.Chunk(openaiwire.Delta{ToolCalls: []openaiwire.DeltaToolCall{{Index: cc.index, Function: openaiwire.DeltaFunction{Arguments: frag}}}}, nil))
 	}
 }
 
 func (g *Gateway) streamCompletion(w http.ResponseWriter, r *http.Request, a *agent.Agent, model string, rr *openaiwire.RunRequest) {
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	cs := &completionStream{head: openaiwire.ChunkHead{ID: openaiwire.NewCompletionID(), Created: g.o.Now().Unix(), Model: model,
-		IncludeUsage: rr.IncludeUsage}, noToolCalls: rr.ToolCallsOff(), logprobs: rr.Logprobs}
+	cs := &completionStream{openaiStream: openaiStream{cancel: cancel}, head: openaiwire.ChunkHead{ID: openaiwire.NewCompletionID(),
+		Created: g.o.Now().Unix(), Model: model, IncludeUsage: rr.IncludeUsage}, noToolCalls: rr.ToolCallsOff(), logprobs: rr.Logprobs}
 	cs.tokens = openaiwire.NewChunkEncoder(cs.head)
-	cs.st = &streamer{w: w, heartbeat: g.o.Heartbeat, cancel: cancel, noRetry: mayHaveSideEffects(a), opened: func() {
-		_ = cs.st.s.QueueData(cs.tokens.Role())
-	}}
-	defer cs.st.close()
-	defer func() {
-		if p := recover(); p != nil {
-			g.recoverStream(w, r, cs.st, p)
-		}
-	}()
+	rw := g.newStream(w, r, a, cs, cancel, func(s *sse.Stream) { _ = s.QueueData(cs.tokens.Role()) })
+	defer rw.Close()
+	defer rw.Recover()
 
-	res, err := g.runStateless(ctx, r, rr.Req, cs.emit)
+	res, err := g.runStateless(ctx, r, rr.Req, rw.Event)
 	if err != nil {
-		if !cs.st.started() {
+		if !rw.Opened() {
 			g.failRun(w, r, err)
 			return
 		}
 		// Not expected (RunStateless reports late failures as events).
 		g.logger(r).ErrorContext(r.Context(), "stateless run failed after events", "err", err)
-		g.failStream(r, cs.st, err, "The response failed.")
-		cs.st.done()
+		g.failStream(r, rw, &cs.openaiStream, err, "The response failed.")
+		rw.Finish()
 		return
 	}
 	if res.Error != "" {
-		g.failStream(r, cs.st, res.Err, res.Error)
+		g.failStream(r, rw, &cs.openaiStream, res.Err, res.Error)
 	} else {
 		// The finish chunk, the usage chunk and [DONE] follow one another
 		// at once: one write.
 		_, finish := g.clientCalls(r, rr, res)
-		cs.st.event(true, func() {
-			cs.st.sendData(cs.tokens.Finish(finish))
-			if cs.head.IncludeUsage {
-				cs.st.sendData(cs.tokens.UsageChunk(rr.UsageOfRun(res)))
-			}
-		})
+		rw.Queue(cs.tokens.Finish(finish))
+		if cs.head.IncludeUsage {
+			rw.Queue(cs.tokens.UsageChunk(rr.UsageOfRun(res)))
+		}
 	}
-	cs.st.done()
+	rw.Finish()
 }
 
 // failRun answers an error RunStateless returned before any event: nothing
@@ -193,13 +181,6 @@ func (g *Gateway) failLate(w http.ResponseWriter, r *http.Request, res *agent.St
 	ae := g.runFailed(r, res.Err, res.Error)
 	ae.NoRetry = ae.NoRetry || res.SideEffects
 	openaierr.Write(w, ae)
-}
-
-// failStream sends the error event of a run that failed after its stream
-// started: the error object failRun or failLate would answer for the same
-// failure (the status and headers are gone with the stream's start).
-func (g *Gateway) failStream(r *http.Request, st *streamer, err error, human string) {
-	st.fail(g.runFailed(r, err, human))
 }
 
 // runFailed maps a failed run (runFailure) and logs it: a server-side
@@ -220,11 +201,7 @@ func (g *Gateway) runFailed(r *http.Request, err error, human string) *openaierr
 func (g *Gateway) completeOnce(w http.ResponseWriter, r *http.Request, model string, rr *openaiwire.RunRequest) {
 	ctx, cancel := g.runContext(r)
 	defer cancel()
-	defer func() {
-		if p := recover(); p != nil {
-			g.recoverStream(w, r, nil, p)
-		}
-	}()
+	defer g.recoverSync(w, r)
 	var act openaiwire.Activity
 	var reasoning []byte
 	var lp *openaiwire.LogprobsBody
