@@ -75,26 +75,22 @@ func oneLine(s string) string {
 
 // approvals decides the pending calls of a paused turn and streams the
 // turn that goes on, as /stream does.
-func (h *Handlers) approvals(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) approvals(w http.ResponseWriter, r *http.Request) error {
 	sid := r.PathValue("session_id")
 	if err := httpapi.ValidateUUID("session_id", sid); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	sid = httpapi.NormalizeUUID(sid)
 	var body ApprovalsRequest
 	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{}); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	decisions, err := body.validate()
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if h.o.Runtime == nil {
-		httpapi.Fail(w, r, errors.New("chat runtime is not configured"))
-		return
+		return errors.New("chat runtime is not configured")
 	}
 	id, _ := auth.FromContext(r.Context())
 	tr := agent.TurnRequest{
@@ -109,9 +105,9 @@ func (h *Handlers) approvals(w http.ResponseWriter, r *http.Request) {
 	}
 	turn, err := h.o.Runtime.StartTurn(r.Context(), tr)
 	if err != nil {
-		httpapi.Fail(w, r, startError(sid, err))
-		return
+		return startError(sid, err)
 	}
 	w.Header().Set("X-Session-Id", sid)
 	h.sse(w, r, turn, sid, "", nil)
+	return nil
 }

@@ -97,10 +97,10 @@ func New(o Options) *Handlers {
 // Routes returns the stream, inject, approvals and rejoin routes.
 func (h *Handlers) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: http.MethodPost, Path: PathStream, Handler: h.stream, Project: true},
-		{Method: http.MethodPost, Path: PathInject, Handler: h.inject, Project: true},
-		{Method: http.MethodPost, Path: PathApprovals, Handler: h.approvals, Project: true},
-		{Method: http.MethodGet, Path: PathRejoin, Handler: h.rejoin, Project: true},
+		{Method: http.MethodPost, Path: PathStream, Handler: httpapi.HandlerFunc(h.stream).ServeHTTP, Project: true},
+		{Method: http.MethodPost, Path: PathInject, Handler: httpapi.HandlerFunc(h.inject).ServeHTTP, Project: true},
+		{Method: http.MethodPost, Path: PathApprovals, Handler: httpapi.HandlerFunc(h.approvals).ServeHTTP, Project: true},
+		{Method: http.MethodGet, Path: PathRejoin, Handler: httpapi.HandlerFunc(h.rejoin).ServeHTTP, Project: true},
 	}
 }
 
@@ -219,32 +219,28 @@ func (req *Request) validate() (*validated, error) {
 // call.
 const approvalRejectAll = "reject_all"
 
-func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) stream(w http.ResponseWriter, r *http.Request) error {
 	var body Request
 	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{}); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	req, err := body.validate()
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
-	h.run(w, r, req)
+	return h.run(w, r, req)
 }
 
 // run starts the turn of a validated request and answers it, streamed or
 // as one JSON object.
-func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
+func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) error {
 	id, _ := auth.FromContext(r.Context())
 	if h.o.Runtime == nil {
-		httpapi.Fail(w, r, errors.New("chat runtime is not configured"))
-		return
+		return errors.New("chat runtime is not configured")
 	}
 	if req.sessionID == "" {
 		if err := h.checkSessionRoom(r.Context(), id.UserID); err != nil {
-			httpapi.Fail(w, r, startError(req.sessionID, err))
-			return
+			return startError(req.sessionID, err)
 		}
 	}
 	tr := agent.TurnRequest{
@@ -266,21 +262,21 @@ func (h *Handlers) run(w http.ResponseWriter, r *http.Request, req *validated) {
 	turn, opened, err := h.startTurn(w, r, tr, req)
 	switch {
 	case err != nil:
-		httpapi.Fail(w, r, startError(req.sessionID, err))
-		return
+		return startError(req.sessionID, err)
 	case turn == nil:
-		return // a queued message that could not start: its stream said why
+		return nil // a queued message that could not start: its stream said why
 	}
 	sessionID := turn.Session().ThreadID
 	if !req.stream {
 		w.Header().Set("X-Session-Id", sessionID)
 		h.collect(w, r, turn, sessionID)
-		return
+		return nil
 	}
 	if opened == nil {
 		w.Header().Set("X-Session-Id", sessionID)
 	}
 	h.sse(w, r, turn, sessionID, req.onDisconnect, opened)
+	return nil
 }
 
 // checkSessionRoom asks the store whether userID may have one more

@@ -15,11 +15,10 @@ const PathInject = "/v3/projects/{project_id}/chat/inject"
 // turn always opens a new session in troubleshooting_injection mode (a
 // session_id and a copilot_mode in the body are ignored), and an empty
 // message asks for one fault.
-func (h *Handlers) inject(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) inject(w http.ResponseWriter, r *http.Request) error {
 	var body Request
 	if err := httpapi.DecodeJSON(w, r, &body, httpapi.DecodeOptions{}); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	if body.Message == nil || strings.TrimSpace(*body.Message) == "" {
 		msg := agents.DefaultInjectionRequest
@@ -28,9 +27,8 @@ func (h *Handlers) inject(w http.ResponseWriter, r *http.Request) {
 	body.SessionID, body.CopilotMode = "", ""
 	req, err := body.validate()
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	req.mode = agents.ModeTroubleshootingInjection
-	h.run(w, r, req)
+	return h.run(w, r, req)
 }

@@ -52,17 +52,15 @@ func (h *Handlers) record(ctx context.Context, s *sse.Stream, turn *agent.Turn) 
 // (a page that loads the history first asks so). The X-Turn-Id header
 // names the turn: a client drops from the history it shows the messages
 // of that turn (metadata.turn_id) the replay brings again.
-func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) error {
 	sid := r.PathValue("session_id")
 	if err := httpapi.ValidateUUID("session_id", sid); err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	sid = httpapi.NormalizeUUID(sid)
 	turn, after, err := lastEventID(r)
 	if err != nil {
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	}
 	runningOnly := false
 	switch v := r.URL.Query().Get("running"); v {
@@ -70,26 +68,23 @@ func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) {
 	case "true":
 		runningOnly = true
 	default:
-		httpapi.Fail(w, r, httpapi.Errorf(http.StatusBadRequest, "running must be true or false (got %q)", clip(v, 20)))
-		return
+		return httpapi.Errorf(http.StatusBadRequest, "running must be true or false (got %q)", clip(v, 20))
 	}
 	if h.o.TurnLogs == nil {
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	id, _ := auth.FromContext(r.Context())
 	k := store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: sid}
 	page, err := h.o.TurnLogs.ReadTurnEvents(r.Context(), k, turn, after)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.Fail(w, r, httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", sid))
-		return
+		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", sid)
 	case err != nil:
-		httpapi.Fail(w, r, err)
-		return
+		return err
 	case page.Turn == "", runningOnly && (!page.Live || page.Final):
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	if len(page.Events) == 0 {
 		page.First = after + 1
@@ -118,6 +113,7 @@ func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) {
 		_ = s.UnnumberedJSON(event{Type: "error", Error: interruptedText, SessionID: sid})
 		_ = s.UnnumberedJSON(event{Type: "done", SessionID: sid})
 	}
+	return nil
 }
 
 // lastEventID reads the event a rejoining client received last: the

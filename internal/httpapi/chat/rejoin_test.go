@@ -1,7 +1,6 @@
 package chat_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"agentchat/internal/httpapi/apitest"
 	"agentchat/internal/httpapi/chat"
 	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/sse/ssetest"
 	"agentchat/internal/store"
 	"agentchat/internal/store/sqlite"
 )
@@ -31,47 +31,6 @@ func newLoggedEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	return newEnvOpts(t, 0, apitest.Options{Store: st}, nil, func(o *chat.Options) { o.TurnLogs = st })
-}
-
-// frame is one numbered SSE event as it was on the wire: its id and the
-// whole block (the id line, the data lines and the blank line).
-type frame struct{ id, raw string }
-
-// readFrames reads the numbered events of an SSE body until its end, or
-// until stop says so after a frame; comments and unnumbered events
-// (heartbeats) are skipped.
-func readFrames(t *testing.T, body io.Reader, stop func([]frame) bool) []frame {
-	t.Helper()
-	br := bufio.NewReader(body)
-	var (
-		out   []frame
-		block strings.Builder
-		id    string
-	)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return out
-		}
-		if line == "\n" {
-			if id != "" {
-				out = append(out, frame{id: id, raw: block.String() + "\n"})
-				if stop != nil && stop(out) {
-					return out
-				}
-			}
-			block.Reset()
-			id = ""
-			continue
-		}
-		if strings.HasPrefix(line, ":") {
-			continue
-		}
-		if v, ok := strings.CutPrefix(line, "id: "); ok {
-			id = strings.TrimSuffix(v, "\n")
-		}
-		block.WriteString(line)
-	}
 }
 
 // do sends a request as user with headers and returns the response.
@@ -104,14 +63,6 @@ func words(n int) []string {
 	return out
 }
 
-func joined(fs []frame) string {
-	var b strings.Builder
-	for _, f := range fs {
-		b.WriteString(f.raw)
-	}
-	return b.String()
-}
-
 // TestRejoinReplaysAndFollows: a client cut after 20 of 200 tokens comes
 // back with Last-Event-ID (or ?after=) and gets exactly the rest; what it
 // got before and after the cut is, byte for byte, what a client that was
@@ -123,34 +74,26 @@ func TestRejoinReplaysAndFollows(t *testing.T) {
 	sid := uuid.NewString()
 	resp := do(t, e, http.MethodPost, path("/stream"), "alice", map[string]any{"message": "count", "session_id": sid})
 	contents := 0
-	cut := readFrames(t, resp.Body, func(fs []frame) bool {
-		if strings.Contains(fs[len(fs)-1].raw, `"type":"content"`) {
+	cut := ssetest.ReadFrames(resp.Body, func(fs []ssetest.Frame) bool {
+		if typ, _ := fs[len(fs)-1].Event(); typ == "content" {
 			contents++
 		}
 		return contents == 20
 	})
 	resp.Body.Close() // the network drops
 
-	last := cut[len(cut)-1].id
+	last := cut[len(cut)-1].ID
 	for _, how := range []string{"header", "query"} {
-		var rest []frame
+		var rest []ssetest.Frame
 		if how == "header" {
-			rest = readFrames(t, do(t, e, http.MethodGet, path("/sessions/"+sid+"/stream"), "alice", nil, "Last-Event-ID", last).Body, nil)
+			rest = ssetest.ReadFrames(do(t, e, http.MethodGet, path("/sessions/"+sid+"/stream"), "alice", nil, "Last-Event-ID", last).Body, nil)
 		} else {
-			rest = readFrames(t, do(t, e, http.MethodGet, path("/sessions/"+sid+"/stream?after="+last), "alice", nil).Body, nil)
+			rest = ssetest.ReadFrames(do(t, e, http.MethodGet, path("/sessions/"+sid+"/stream?after="+last), "alice", nil).Body, nil)
 		}
-		var tokens []string
-		for _, f := range rest {
-			if strings.Contains(f.raw, `"type":"content"`) {
-				var ev struct{ Content string }
-				_ = json.Unmarshal([]byte(strings.TrimSpace(strings.SplitN(f.raw, "data: ", 2)[1])), &ev)
-				tokens = append(tokens, ev.Content)
-			}
+		if got, n := ssetest.Content(rest); got != strings.Join(words(200)[20:], "") {
+			t.Fatalf("%s: the rest has %d tokens: %.40q...", how, n, got)
 		}
-		if strings.Join(tokens, "") != strings.Join(words(200)[20:], "") {
-			t.Fatalf("%s: the rest has %d tokens: %q...", how, len(tokens), strings.Join(tokens[:min(3, len(tokens))], ""))
-		}
-		if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].raw, `"type":"done"`) {
+		if len(rest) == 0 || !strings.Contains(rest[len(rest)-1].Raw, `"type":"done"`) {
 			t.Fatalf("%s: the rest does not end with done", how)
 		}
 		// A second tab that was there from the start: the same bytes.
@@ -158,9 +101,9 @@ func TestRejoinReplaysAndFollows(t *testing.T) {
 		if turn, _, _ := strings.Cut(last, ":"); wresp.Header.Get("X-Turn-Id") != turn {
 			t.Fatalf("X-Turn-Id %q, want %q", wresp.Header.Get("X-Turn-Id"), turn)
 		}
-		whole := readFrames(t, wresp.Body, nil)
-		if joined(cut)+joined(rest) != joined(whole) {
-			t.Fatalf("%s: cut + rest differ from the whole stream:\n%s\n---\n%s", how, joined(cut)+joined(rest), joined(whole))
+		whole := ssetest.ReadFrames(wresp.Body, nil)
+		if ssetest.Joined(cut)+ssetest.Joined(rest) != ssetest.Joined(whole) {
+			t.Fatalf("%s: cut + rest differ from the whole stream:\n%s\n---\n%s", how, ssetest.Joined(cut)+ssetest.Joined(rest), ssetest.Joined(whole))
 		}
 	}
 	// The turn is over: a page asking for a running turn gets none.
@@ -239,7 +182,7 @@ func TestOnDisconnect(t *testing.T) {
 				body["on_disconnect"] = tc.value
 			}
 			resp := do(t, e, http.MethodPost, path("/stream"), "alice", body)
-			readFrames(t, resp.Body, func(fs []frame) bool { return len(fs) == 5 })
+			ssetest.ReadFrames(resp.Body, func(fs []ssetest.Frame) bool { return len(fs) == 5 })
 			resp.Body.Close()
 			k := store.Key{ProjectID: project, UserID: "alice", ThreadID: sid}
 			deadline := time.Now().Add(10 * time.Second)
