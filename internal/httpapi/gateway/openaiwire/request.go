@@ -203,19 +203,7 @@ func (c *ChatCompletionRequest) Convert() (*RunRequest, error) {
 		return nil, openaierr.Invalid("messages", "'messages' must contain at least one message.")
 	}
 	rr.Req.Messages = msgs
-	if rr.Req.Temperature, err = temperature(c.Temperature); err != nil {
-		return nil, err
-	}
-	switch {
-	case c.MaxCompletionTokens != nil:
-		rr.Req.MaxTokens, err = maxTokens("max_completion_tokens", *c.MaxCompletionTokens)
-	case c.MaxTokens != nil:
-		rr.Req.MaxTokens, err = maxTokens("max_tokens", *c.MaxTokens)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rr.Req.Stop, err = stopList(c.Stop); err != nil {
+	if err := rr.sampling(c.Temperature, c.MaxCompletionTokens, c.MaxTokens, c.Stop, c.CopilotMode); err != nil {
 		return nil, err
 	}
 	if rr.Req.ClientTools, err = convertTools(c.Tools); err != nil {
@@ -224,10 +212,30 @@ func (c *ChatCompletionRequest) Convert() (*RunRequest, error) {
 	if rr.Req.ToolChoice, err = toolChoice(c.ToolChoice); err != nil {
 		return nil, err
 	}
-	if rr.Req.Mode, err = copilotMode(c.CopilotMode); err != nil {
-		return nil, err
-	}
 	return rr, nil
+}
+
+// sampling sets what both request bodies say the same way: temperature,
+// max_completion_tokens (or max_tokens), stop and copilot_mode.
+func (rr *RunRequest) sampling(temp *float64, maxCompletion, maxTok *int64, stop json.RawMessage, mode string) error {
+	var err error
+	if rr.Req.Temperature, err = temperature(temp); err != nil {
+		return err
+	}
+	switch {
+	case maxCompletion != nil:
+		rr.Req.MaxTokens, err = maxTokens("max_completion_tokens", *maxCompletion)
+	case maxTok != nil:
+		rr.Req.MaxTokens, err = maxTokens("max_tokens", *maxTok)
+	}
+	if err != nil {
+		return err
+	}
+	if rr.Req.Stop, err = stopList(stop); err != nil {
+		return err
+	}
+	rr.Req.Mode, err = copilotMode(mode)
+	return err
 }
 
 // copilotMode validates the copilot_mode extension; empty stays empty (the
@@ -285,22 +293,7 @@ func (c *ChatRequest) Convert() (*RunRequest, error) {
 		return nil, openaierr.Invalid("message", "'message' (or 'messages') is required.")
 	}
 	rr.Req.Messages = msgs
-	if rr.Req.Temperature, err = temperature(c.Temperature); err != nil {
-		return nil, err
-	}
-	switch {
-	case c.MaxCompletionTokens != nil:
-		rr.Req.MaxTokens, err = maxTokens("max_completion_tokens", *c.MaxCompletionTokens)
-	case c.MaxTokens != nil:
-		rr.Req.MaxTokens, err = maxTokens("max_tokens", *c.MaxTokens)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rr.Req.Stop, err = stopList(c.Stop); err != nil {
-		return nil, err
-	}
-	if rr.Req.Mode, err = copilotMode(c.CopilotMode); err != nil {
+	if err := rr.sampling(c.Temperature, c.MaxCompletionTokens, c.MaxTokens, c.Stop, c.CopilotMode); err != nil {
 		return nil, err
 	}
 	return rr, nil
