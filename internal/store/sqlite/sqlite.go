@@ -49,8 +49,10 @@ type Store struct {
 	defaultLLMConfigRef *lazyStmt
 	userBudget          *lazyStmt
 	addUsage            *lazyStmt
-	// ledger commits the usage ledger's adds in groups (ledgerwriter.go).
-	ledger *ledgerWriter
+	// ledger commits the usage ledger's adds in groups (groupwriter.go),
+	// turnLogWriter the turn logs' batches.
+	ledger        *groupWriter[usageAdd]
+	turnLogWriter *groupWriter[turnAppend]
 	// configs caches the owners' default LLM configurations.
 	configs readCache[configOwnerKey, cachedConfig]
 	// budgets caches the users' budgets, read on every turn.
@@ -169,13 +171,15 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		_ = r.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	s.ledger = startLedgerWriter(s.commitUsage)
+	s.ledger = startGroupWriter(s.commitUsage)
+	s.turnLogWriter = startGroupWriter(s.commitTurnAppends)
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
 	s.ledger.close()
+	s.turnLogWriter.close()
 	return errors.Join(s.defaultLLMConfig.close(), s.defaultLLMConfigRef.close(), s.userBudget.close(), s.addUsage.close(), closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
 }
 

@@ -47,34 +47,56 @@ WHERE project_id = ? AND thread_id = ? AND turn_id = ? AND last_seq >= ? ORDER B
 WHERE project_id = ? AND thread_id = ? AND turn_id = ? AND expires_at > ? ORDER BY last_seq DESC LIMIT 1`
 )
 
-// AppendTurnEvents implements store.TurnLogs with one INSERT; at most
-// every turnLogPurgeEvery it also purges the expired rows, in the same
-// transaction.
+// turnAppend is one batch of a turn log waiting for its transaction.
+type turnAppend struct {
+	k           store.Key
+	turn        string
+	first, last int64
+	data        []byte
+	final       int
+	expires     int64 // unix nanoseconds
+}
+
+// AppendTurnEvents implements store.TurnLogs with one INSERT, committed
+// with the batches of other turns that arrive meanwhile (groupWriter: the
+// transaction, not the statement, is the cost of a write); at most every
+// turnLogPurgeEvery a transaction also purges the expired rows.
 func (s *Store) AppendTurnEvents(ctx context.Context, k store.Key, ev store.TurnEvents, keep time.Duration) error {
 	last, err := store.CheckTurnEvents(ev, keep)
 	if err != nil {
 		return fmt.Errorf("append turn events to session %s: %w", k.ThreadID, err)
 	}
-	final := 0
+	a := turnAppend{k: k, turn: ev.Turn, first: ev.First, last: last, expires: s.now().Add(keep).UnixNano(),
+		// Not compressed: a local write is not billed by the byte, and
+		// the rows expire within hours.
+		data: store.EncodeRawTurnEvents(ev.Events)}
 	if ev.Final {
-		final = 1
+		a.final = 1
 	}
-	now := s.now()
-	// Not compressed: a local write is not billed by the byte, and the
-	// rows expire within hours.
-	data := store.EncodeRawTurnEvents(ev.Events)
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, s.ws.appendTurnEvents).ExecContext(ctx,
-			k.ProjectID, k.ThreadID, ev.Turn, last, ev.First, data, final, now.Add(keep).UnixNano(), k.UserID)
-		if err := oneRow(res, err, store.ErrNotFound); err != nil {
-			return err
-		}
-		return s.purgeTurnLogs(ctx, tx, now)
-	})
-	if err != nil {
+	if err := s.turnLogWriter.add(ctx, a); err != nil {
 		return fmt.Errorf("append turn events %d-%d of turn %s to session %s: %w", ev.First, last, ev.Turn, k.ThreadID, err)
 	}
 	return nil
+}
+
+// commitTurnAppends writes batch in one transaction; a batch whose
+// session does not exist fails alone with store.ErrNotFound.
+func (s *Store) commitTurnAppends(batch []turnAppend, errs []error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), groupCommitTimeout)
+	defer cancel()
+	return s.write(ctx, func(tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, s.ws.appendTurnEvents)
+		for i, a := range batch {
+			res, err := stmt.ExecContext(ctx, a.k.ProjectID, a.k.ThreadID, a.turn, a.last, a.first, a.data, a.final, a.expires, a.k.UserID)
+			switch err := oneRow(res, err, store.ErrNotFound); {
+			case errors.Is(err, store.ErrNotFound):
+				errs[i] = err
+			case err != nil:
+				return err
+			}
+		}
+		return s.purgeTurnLogs(ctx, tx, s.now())
+	})
 }
 
 // purgeTurnLogs deletes the expired rows of turn_logs if they were not

@@ -21,22 +21,29 @@ ON CONFLICT (user_id, day, model, key_id, project_id, session_id) DO UPDATE SET
 	cost_nanos = cost_nanos + excluded.cost_nanos,
 	unpriced_calls = unpriced_calls + excluded.unpriced_calls`
 
+// usageAdd is one AddUsage waiting for its transaction.
+type usageAdd struct {
+	k store.UsageKey
+	d store.Usage
+}
+
 // AddUsage implements store.UsageLedger: the add joins the ledger
-// writer's next transaction (see ledgerWriter) and returns once it is
+// writer's next transaction (see groupWriter) and returns once it is
 // committed.
 func (s *Store) AddUsage(ctx context.Context, k store.UsageKey, d store.Usage) error {
 	if err := k.Check(); err != nil {
 		return fmt.Errorf("add usage: %w", err)
 	}
-	if err := s.ledger.add(ctx, k, d); err != nil {
+	if err := s.ledger.add(ctx, usageAdd{k: k, d: d}); err != nil {
 		return fmt.Errorf("add usage of user %s: %w", k.UserID, err)
 	}
 	return nil
 }
 
-// commitUsage adds batch to the ledger in one transaction.
-func (s *Store) commitUsage(batch []usageAdd) error {
-	ctx, cancel := context.WithTimeout(context.Background(), ledgerCommitTimeout)
+// commitUsage adds batch to the ledger in one transaction (no add fails
+// alone).
+func (s *Store) commitUsage(batch []usageAdd, _ []error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), groupCommitTimeout)
 	defer cancel()
 	st, err := s.addUsage.get(ctx, s.w)
 	if err != nil {
