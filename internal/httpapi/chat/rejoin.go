@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"agentchat/internal/agent"
 	"agentchat/internal/auth"
@@ -76,7 +77,7 @@ func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) error {
 	}
 	id, _ := auth.FromContext(r.Context())
 	k := store.Key{ProjectID: r.PathValue("project_id"), UserID: id.UserID, ThreadID: sid}
-	page, err := h.o.TurnLogs.ReadTurnEvents(r.Context(), k, turn, after)
+	page, err := h.readNamed(r.Context(), k, turn, after)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return httpapi.Errorf(http.StatusNotFound, "Session '%s' not found", sid)
@@ -114,6 +115,38 @@ func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) error {
 		_ = s.UnnumberedJSON(event{Type: "done", SessionID: sid})
 	}
 	return nil
+}
+
+// namedTurnPoll is how often readNamed reads again a turn not found.
+const namedTurnPoll = 50 * time.Millisecond
+
+// readNamed reads the log of session k after event after of turn ("" the
+// latest). A client that names a turn received events of it: when the
+// store knows no such turn, its last batch is being written (the turn
+// released the session's lease, which tells a running turn, a moment
+// before), so it is read again for up to the follower's grace before the
+// turn counts as gone.
+func (h *Handlers) readNamed(ctx context.Context, k store.Key, turn string, after int64) (*store.TurnEvents, error) {
+	page, err := h.o.TurnLogs.ReadTurnEvents(ctx, k, turn, after)
+	if err != nil || turn == "" || page.Turn != "" {
+		return page, err
+	}
+	grace := h.o.Follow.Grace
+	if grace <= 0 {
+		grace = turnlog.DefaultGrace
+	}
+	deadline := time.Now().Add(grace)
+	for page.Turn == "" && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(namedTurnPoll):
+		}
+		if page, err = h.o.TurnLogs.ReadTurnEvents(ctx, k, turn, after); err != nil {
+			return nil, err
+		}
+	}
+	return page, nil
 }
 
 // lastEventID reads the event a rejoining client received last: the

@@ -22,15 +22,16 @@ import (
 	"agentchat/internal/store/sqlite"
 )
 
-// newLoggedEnv is newEnv with the turn log on.
-func newLoggedEnv(t *testing.T) *env {
+// newLoggedEnv is newEnv with the turn log on, and mods applied to the
+// chat options.
+func newLoggedEnv(t *testing.T, mods ...func(*chat.Options)) *env {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "chat.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return newEnvOpts(t, 0, apitest.Options{Store: st}, nil, func(o *chat.Options) { o.TurnLogs = st })
+	return newEnvOpts(t, 0, apitest.Options{Store: st}, nil, append([]func(*chat.Options){func(o *chat.Options) { o.TurnLogs = st }}, mods...)...)
 }
 
 // do sends a request as user with headers and returns the response.
@@ -127,7 +128,8 @@ func TestRejoinReplaysAndFollows(t *testing.T) {
 // TestRejoinRefusals: no log 204, another user's or a missing session
 // 404, a bad id 400, a bad session id 422, a bad on_disconnect 422.
 func TestRejoinRefusals(t *testing.T) {
-	e := newLoggedEnv(t)
+	// An unknown turn is waited for (readNamed): not long here.
+	e := newLoggedEnv(t, func(o *chat.Options) { o.Follow.Grace = 100 * time.Millisecond })
 	sid := uuid.NewString()
 	if err := e.Store.CreateSession(context.Background(), &store.Session{ProjectID: project, UserID: "alice", ThreadID: sid}); err != nil {
 		t.Fatal(err)
@@ -200,5 +202,34 @@ func TestOnDisconnect(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestRejoinWaitsForTheLastBatch: a client that names a turn the store
+// does not know yet (its last batch is being written, its lease already
+// released) gets the rest once it is written, not a 204.
+func TestRejoinWaitsForTheLastBatch(t *testing.T) {
+	e := newLoggedEnv(t)
+	sid := uuid.NewString()
+	k := store.Key{ProjectID: project, UserID: "alice", ThreadID: sid}
+	if err := e.Store.CreateSession(context.Background(), &store.Session{ProjectID: project, UserID: "alice", ThreadID: sid}); err != nil {
+		t.Fatal(err)
+	}
+	turn := uuid.Must(uuid.NewV7()).String()
+	written := make(chan error, 1)
+	time.AfterFunc(100*time.Millisecond, func() {
+		written <- e.Store.AppendTurnEvents(context.Background(), k, store.TurnEvents{Turn: turn, First: 1,
+			Events: [][]byte{[]byte(`{"type":"content","content":"a"}`), []byte(`{"type":"content","content":"b"}`), []byte(`{"type":"done"}`)}, Final: true}, time.Hour)
+	})
+	resp := do(t, e, http.MethodGet, path("/sessions/"+sid+"/stream"), "alice", nil, "Last-Event-ID", turn+":1")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200 once the batch is written", resp.StatusCode)
+	}
+	fs := ssetest.ReadFrames(resp.Body, nil)
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 || fs[0].ID != turn+":2" || fs[1].ID != turn+":3" {
+		t.Fatalf("frames %+v, want events 2 and 3", fs)
 	}
 }
