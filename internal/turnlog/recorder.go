@@ -90,11 +90,10 @@ type Recorder struct {
 	done chan struct{}
 }
 
-// Start returns the recorder of turn on session k. Beside the turn, the
-// log's first batch is written at most FlushEvery after the start (empty
-// when no event came by then) or after the first event: it marks the turn
-// as started, so that a client rejoining the session follows this turn and
-// not the one before.
+// Start returns the recorder of turn on session k. Until its first batch
+// is written, a client rejoining the session finds the turn by the
+// session's lease, which it holds (store.TurnLogs): no batch is written
+// only to mark it as started.
 func Start(ctx context.Context, logs store.TurnLogs, k store.Key, turn string, o Options) *Recorder {
 	o.defaults()
 	r := &Recorder{
@@ -137,7 +136,7 @@ func (r *Recorder) signal() {
 	}
 }
 
-// loop writes the marker batch, then a batch whenever one is due, until
+// loop writes a batch whenever one is due, until
 // Close.
 func (r *Recorder) loop() {
 	defer close(r.done)
@@ -148,21 +147,6 @@ func (r *Recorder) loop() {
 			r.mu.Unlock()
 			return
 		}
-	}
-	// The turn's first batch marks it as started, so that a client
-	// rejoining the session follows it and not the one before: its first
-	// events when they come within FlushEvery (a quick LLM: one write
-	// less), else an empty batch then.
-	marker := time.NewTimer(r.o.FlushEvery)
-	select {
-	case <-r.stop:
-		marker.Stop()
-		return
-	case <-r.wake:
-		marker.Stop()
-		r.signal() // for the loop below
-	case <-marker.C:
-		r.write(store.TurnEvents{Turn: r.turn, First: 1})
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

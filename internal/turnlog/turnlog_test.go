@@ -162,33 +162,32 @@ func TestRecorderFlushesBeforeClose(t *testing.T) {
 	}
 }
 
-// TestRecorderMarker: a turn without an event for FlushEvery gets an
-// empty first batch, which makes it the session's latest turn.
-func TestRecorderMarker(t *testing.T) {
+// TestRecorderTurnFoundBeforeItsFirstBatch: a turn that has written no
+// batch yet (no event for longer than FlushEvery) is the session's latest
+// turn, live, found by its lease; no batch is written only to mark it,
+// and its one event makes its one, final, batch.
+func TestRecorderTurnFoundBeforeItsFirstBatch(t *testing.T) {
 	st, k := newSession(t)
 	turn := uuid.Must(uuid.NewV7()).String()
+	if err := st.AcquireLease(context.Background(), k, turn, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	r := Start(context.Background(), st, k, turn, Options{FlushEvery: time.Millisecond})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		p, err := st.ReadTurnEvents(context.Background(), k, "", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Turn == turn {
-			if len(p.Events) != 0 || p.Final {
-				t.Fatalf("the marker read as %+v", p)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no marker written")
-		}
-		time.Sleep(time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // many FlushEvery: no batch is due
+	p, err := st.ReadTurnEvents(context.Background(), k, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Turn != turn || !p.Live || len(p.Events) != 0 || p.Final {
+		t.Fatalf("the running turn read as %+v", p)
+	}
+	if b := st.list(); len(b) != 0 {
+		t.Fatalf("batches %+v written before any event", b)
 	}
 	r.Add(1, payload(1))
 	r.Close()
-	if b := st.list(); len(b) != 2 || len(b[0].Events) != 0 || len(b[1].Events) != 1 || !b[1].Final {
-		t.Fatalf("batches %+v, want the marker then the final one", b)
+	if b := st.list(); len(b) != 1 || len(b[0].Events) != 1 || !b[0].Final {
+		t.Fatalf("batches %+v, want the final one alone", b)
 	}
 }
 
