@@ -168,9 +168,10 @@ func (h *Handlers) failQueued(s *sse.Stream, sessionID string, err error) {
 }
 
 // waitLease returns once the session's lease may no longer be owner's:
-// its turn log says the turn does not hold it (Live), woken at once when
-// the turn runs in this process; without a log of that turn (turns are
-// not logged, or its first batch is not written yet), after one poll.
+// its turn log says the turn does not hold it (not Live: the store tells
+// a running turn by its lease even before its first batch), read again
+// when the turn writes a batch in this process and every poll. Without
+// turn logs, it returns after one poll.
 func (h *Handlers) waitLease(ctx context.Context, k store.Key, owner string, poll time.Duration) error {
 	timer := time.NewTimer(poll)
 	defer timer.Stop()
@@ -189,7 +190,7 @@ func (h *Handlers) waitLease(ctx context.Context, k store.Key, owner string, pol
 		switch {
 		case err != nil:
 			return err
-		case p.Turn != "" && !p.Live:
+		case !p.Live:
 			return nil
 		}
 		select {
@@ -197,9 +198,6 @@ func (h *Handlers) waitLease(ctx context.Context, k store.Key, owner string, pol
 			return ctx.Err()
 		case <-woken:
 		case <-timer.C:
-			if p.Turn == "" {
-				return nil
-			}
 		}
 		timer.Reset(poll)
 	}
