@@ -65,27 +65,13 @@ func newMultitaskLab(t *testing.T, kind string) *multitaskLab {
 // post sends a chat message on url and returns the response.
 func (l *multitaskLab) post(url, path string, body map[string]any) *http.Response {
 	l.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+l.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	l.t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return authed(l.t, l.token, http.MethodPost, url+path, body)
 }
 
+// get reads url+path as JSON into v.
 func (l *multitaskLab) get(url, path string, v any) {
 	l.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+l.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := authed(l.t, l.token, http.MethodGet, url+path, nil)
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		l.t.Fatalf("GET %s: %v", path, err)
 	}

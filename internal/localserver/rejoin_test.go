@@ -52,23 +52,7 @@ func TestRejoinAcrossInstances(t *testing.T) {
 			chat := "/v3/projects/" + project + "/chat"
 			send := func(method, url, path string, body any, header ...string) *http.Response {
 				t.Helper()
-				var r io.Reader
-				if body != nil {
-					b, _ := json.Marshal(body)
-					r = bytes.NewReader(b)
-				}
-				req, _ := http.NewRequest(method, url+path, r)
-				req.Header.Set("Authorization", "Bearer "+alice)
-				req.Header.Set("Content-Type", "application/json")
-				for i := 0; i+1 < len(header); i += 2 {
-					req.Header.Set(header[i], header[i+1])
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { resp.Body.Close() })
-				return resp
+				return authed(t, alice, method, url+path, body, header...)
 			}
 
 			resp := send(http.MethodPost, urlA, chat+"/stream", map[string]any{"message": "count to 200", "session_id": sid})
@@ -136,4 +120,28 @@ func TestRejoinAcrossInstances(t *testing.T) {
 			}
 		})
 	}
+}
+
+// authed sends a request to url with token as its bearer, body as JSON
+// (none when nil) and the header pairs given; the body is closed at the
+// end of the test.
+func authed(t *testing.T, token, method, url string, body any, header ...string) *http.Response {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }

@@ -168,7 +168,7 @@ func (s *Store) ReadTurnEvents(ctx context.Context, k store.Key, turn string, af
 			}
 		}
 		if out.Turn != "" {
-			out.Live = owner == turn && until > now.UTC().Format(timeLayout)
+			out.Live = live && owner == turn
 		}
 		return nil
 	})
