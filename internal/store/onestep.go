@@ -46,6 +46,10 @@ type TurnFinisher interface {
 	// Sessions.AddTurnStats) and releases owner's lease (as
 	// Leases.ReleaseLease) atomically, and returns the appended messages.
 	// ErrNotFound, with nothing written, when the session does not exist.
+	// A store that cannot write all of it at once may, when the messages
+	// are stored but its write of the statistics and release failed,
+	// return them with that error; on any other error it has written none
+	// of the statistics nor released the lease.
 	FinishTurn(ctx context.Context, k Key, owner string, msgs []Message, d TurnStats) ([]Message, error)
 }
 

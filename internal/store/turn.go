@@ -298,7 +298,9 @@ func FinishTurn(ctx context.Context, st Store, k Key, owner string, msgs []Messa
 	var errs []error
 	if fin, ok := Capability[TurnFinisher](st); ok {
 		out, err := fin.FinishTurn(ctx, k, owner, msgs, withMessages(d, msgs))
-		if err == nil || errors.Is(err, ErrNotFound) {
+		if err == nil || errors.Is(err, ErrNotFound) || out != nil {
+			// With out, the messages are stored and the store's own
+			// write of the statistics or release failed.
 			return out, err
 		}
 		errs = append(errs, err)

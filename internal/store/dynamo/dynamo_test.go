@@ -73,6 +73,19 @@ func newHookedStore(t testing.TB, table string, hook func(op string) error) *Sto
 // nil) once the request has been answered, with its error.
 func newObservedStore(t testing.TB, table string, before func(op string, in any) error, after func(op string, in any, err error)) *Store {
 	t.Helper()
+	var answered func(op string, in any, err error) error
+	if after != nil {
+		answered = func(op string, in any, err error) error { after(op, in, err); return nil }
+	}
+	return newAnswerStore(t, table, before, answered)
+}
+
+// newAnswerStore is newObservedStore whose after may also replace the
+// request's answer with an error (one that the request met on its way
+// back, as a lost answer): it returns that error, or nil to keep the
+// answer.
+func newAnswerStore(t testing.TB, table string, before func(op string, in any) error, after func(op string, in any, err error) error) *Store {
+	t.Helper()
 	client := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
@@ -88,7 +101,9 @@ func newObservedStore(t testing.TB, table string, before func(op string, in any)
 					}
 					out, md, err := next.HandleInitialize(ctx, in)
 					if after != nil {
-						after(op, in.Parameters, err)
+						if lost := after(op, in.Parameters, err); lost != nil {
+							return middleware.InitializeOutput{}, md, lost
+						}
 					}
 					return out, md, err
 				}), middleware.After)

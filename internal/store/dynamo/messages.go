@@ -312,11 +312,28 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 	if err := checkKey(k); err != nil {
 		return nil, fmt.Errorf("append messages: %w", err)
 	}
+	out, err := prepareMessages(k, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("append messages: %w", err)
+	}
+	if len(msgs) == 0 {
+		if _, err := s.readMeta(ctx, k); err != nil {
+			return nil, fmt.Errorf("append messages: %w", err)
+		}
+		return out, nil
+	}
+
+	return s.appendPrepared(ctx, k, out)
+}
+
+// prepareMessages checks the roles of msgs and returns them with an id
+// and a creation time (in UTC) each.
+func prepareMessages(k store.Key, msgs []store.Message) ([]store.Message, error) {
 	t := now()
 	out := make([]store.Message, len(msgs))
 	for i, m := range msgs {
 		if !store.ValidRole(m.Role) {
-			return nil, fmt.Errorf("append messages to %s: message %d has invalid role %q", k.ThreadID, i, m.Role)
+			return nil, fmt.Errorf("session %s: message %d has invalid role %q", k.ThreadID, i, m.Role)
 		}
 		if m.ID == "" {
 			m.ID = uuid.NewString()
@@ -328,39 +345,26 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 		}
 		out[i] = m
 	}
-	if len(msgs) == 0 {
-		if _, err := s.readMeta(ctx, k); err != nil {
-			return nil, fmt.Errorf("append messages: %w", err)
-		}
-		return out, nil
-	}
+	return out, nil
+}
 
-	n := int64(len(msgs))
+// appendPrepared appends out (prepared, at least one) with the protocol
+// above, setting their seqs.
+func (s *Store) appendPrepared(ctx context.Context, k store.Key, out []store.Message) ([]store.Message, error) {
+	n := int64(len(out))
 	pk := sessionPK(k.ProjectID, k.ThreadID)
 	var skip int64
 	for attempt := 1; ; attempt++ {
 		// 1. Reserve.
-		sp, err := s.reserve(ctx, k, n, skip)
+		sp, _, err := s.reserve(ctx, k, n, skip, false)
 		if err != nil {
 			return nil, fmt.Errorf("append messages: %w", err)
 		}
 
 		// 2. Write.
-		wid := uuid.NewString()
-		var items []item
-		for i := range out {
-			out[i].Seq = sp.use + int64(i)
-			its, err := messageItems(pk, sp.epoch, wid, out[i])
-			if err != nil {
-				s.abandon(ctx, k, sp)
-				return nil, fmt.Errorf("append messages to %s: message %d: %w", k.ThreadID, i, err)
-			}
-			items = append(items, its...)
-		}
-		conflict, err := s.putMessageItems(ctx, items, wid)
+		conflict, err := s.writeSpan(ctx, k, sp, out)
 		if err != nil {
-			s.abandon(ctx, k, sp)
-			return nil, fmt.Errorf("append messages to %s: write: %w", k.ThreadID, err)
+			return nil, fmt.Errorf("append messages to %s: %w", k.ThreadID, err)
 		}
 
 		if !conflict {
@@ -388,10 +392,39 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 	}
 }
 
+// writeSpan sets the seqs of out from sp and puts their items (step 2 of
+// the protocol). On an error it voids sp (abandon); a conflict it leaves
+// to the caller.
+func (s *Store) writeSpan(ctx context.Context, k store.Key, sp span, out []store.Message) (conflict bool, err error) {
+	pk := sessionPK(k.ProjectID, k.ThreadID)
+	wid := uuid.NewString()
+	var items []item
+	for i := range out {
+		out[i].Seq = sp.use + int64(i)
+		its, err := messageItems(pk, sp.epoch, wid, out[i])
+		if err != nil {
+			s.abandon(ctx, k, sp)
+			return false, fmt.Errorf("message %d: %w", i, err)
+		}
+		items = append(items, its...)
+	}
+	conflict, err = s.putMessageItems(ctx, items, wid)
+	if err != nil {
+		s.abandon(ctx, k, sp)
+		return false, fmt.Errorf("write: %w", err)
+	}
+	return conflict, nil
+}
+
 // reserve hands out n seqs, after skip more that the append will not use
 // (step 1 of the protocol), and returns them with the session's epoch,
-// which it sets if the session has none yet.
-func (s *Store) reserve(ctx context.Context, k store.Key, n, skip int64) (span, error) {
+// which it sets if the session has none yet. With whole it also returns
+// the meta item as the reservation left it (else only what it changed).
+func (s *Store) reserve(ctx context.Context, k store.Key, n, skip int64, whole bool) (span, item, error) {
+	rv := types.ReturnValueUpdatedNew
+	if whole {
+		rv = types.ReturnValueAllNew
+	}
 	e := newExpr()
 	e.add(aMsgReserved, avN(n+skip))
 	ep := e.n(aMsgEpoch)
@@ -403,31 +436,31 @@ func (s *Store) reserve(ctx context.Context, k store.Key, n, skip int64) (span, 
 		ConditionExpression:       aws.String(e.n(aUser) + " = " + e.v(avS(k.UserID))),
 		ExpressionAttributeNames:  e.names,
 		ExpressionAttributeValues: e.values,
-		ReturnValues:              types.ReturnValueUpdatedNew,
+		ReturnValues:              rv,
 	})
 	if isConditionFailed(err) {
-		return span{}, fmt.Errorf("session %s: %w", k.ThreadID, store.ErrNotFound)
+		return span{}, nil, fmt.Errorf("session %s: %w", k.ThreadID, store.ErrNotFound)
 	}
 	if err != nil {
-		return span{}, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
+		return span{}, nil, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
 	}
 	last, err := getN(res.Attributes, aMsgReserved)
 	if err != nil {
-		return span{}, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
+		return span{}, nil, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
 	}
 	sp := span{epoch: getS(res.Attributes, aMsgEpoch), first: last - n - skip + 1, use: last - n + 1, last: last}
 	if sp.epoch == "" {
 		// Not returned (an unchanged attribute): read it.
 		c, err := s.readCommit(ctx, k)
 		if err != nil {
-			return span{}, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
+			return span{}, nil, fmt.Errorf("append messages to %s: reserve: %w", k.ThreadID, err)
 		}
 		if c.epoch == "" {
-			return span{}, fmt.Errorf("append messages to %s: reserve: session has no %s", k.ThreadID, aMsgEpoch)
+			return span{}, nil, fmt.Errorf("append messages to %s: reserve: session has no %s", k.ThreadID, aMsgEpoch)
 		}
 		sp.epoch = c.epoch
 	}
-	return sp, nil
+	return sp, res.Attributes, nil
 }
 
 // putMessageItems puts the items, each only if its key holds no item, at most

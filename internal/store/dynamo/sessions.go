@@ -516,47 +516,50 @@ func (s *Store) SetPinned(ctx context.Context, k store.Key, pinned bool) (*store
 // through ADD (atomic), tool counts through SET on the nested map (created
 // with the session), updated_at and GSI1SK rewritten.
 func (s *Store) AddTurnStats(ctx context.Context, k store.Key, d store.TurnStats) error {
+	_, err := s.updateMeta(ctx, k, func(e *expr) { addTurnStats(e, d) }, false)
+	if err != nil {
+		return fmt.Errorf("add turn stats: %w", err)
+	}
+	return nil
+}
+
+// addTurnStats adds to e the clauses that add d to a session's counters.
+func addTurnStats(e *expr, d store.TurnStats) {
+	for _, c := range []struct {
+		attr string
+		n    int64
+	}{
+		{aMsgCount, d.Messages},
+		{aLLMCalls, d.LLMCalls},
+		{aInTokens, d.InputTokens},
+		{aOutTokens, d.OutputTokens},
+		{aTotTokens, d.InputTokens + d.OutputTokens},
+		{aErrors, d.Errors},
+		{aAborted, d.AbortedTurns},
+		{aTurns, d.Turns},
+		{aCostNanos, d.CostNanos},
+		{aUnpriced, d.UnpricedCalls},
+	} {
+		if c.n != 0 {
+			e.add(c.attr, avN(c.n))
+		}
+	}
 	tools := make(map[string]int64, len(d.ToolCalls))
 	for name, n := range d.ToolCalls {
 		if n != 0 {
 			tools[toolKey(name)] += n
 		}
 	}
-	_, err := s.updateMeta(ctx, k, func(e *expr) {
-		for _, c := range []struct {
-			attr string
-			n    int64
-		}{
-			{aMsgCount, d.Messages},
-			{aLLMCalls, d.LLMCalls},
-			{aInTokens, d.InputTokens},
-			{aOutTokens, d.OutputTokens},
-			{aTotTokens, d.InputTokens + d.OutputTokens},
-			{aErrors, d.Errors},
-			{aAborted, d.AbortedTurns},
-			{aTurns, d.Turns},
-			{aCostNanos, d.CostNanos},
-			{aUnpriced, d.UnpricedCalls},
-		} {
-			if c.n != 0 {
-				e.add(c.attr, avN(c.n))
-			}
+	if len(tools) > 0 {
+		tc, zero := e.n(aToolCalls), e.v(avN(0))
+		for _, name := range sortedKeys(tools) {
+			path := tc + "." + e.n(name)
+			e.setRaw(path + " = if_not_exists(" + path + ", " + zero + ") + " + e.v(avN(tools[name])))
 		}
-		if len(tools) > 0 {
-			tc, zero := e.n(aToolCalls), e.v(avN(0))
-			for _, name := range sortedKeys(tools) {
-				path := tc + "." + e.n(name)
-				e.setRaw(path + " = if_not_exists(" + path + ", " + zero + ") + " + e.v(avN(tools[name])))
-			}
-		}
-		if !d.LastMessageAt.IsZero() {
-			e.set(aLastMsgAt, avS(fmtTime(d.LastMessageAt)))
-		}
-	}, false)
-	if err != nil {
-		return fmt.Errorf("add turn stats: %w", err)
 	}
-	return nil
+	if !d.LastMessageAt.IsZero() {
+		e.set(aLastMsgAt, avS(fmtTime(d.LastMessageAt)))
+	}
 }
 
 // reconcileMessageCount adds to e, the update by which AcquireLease takes

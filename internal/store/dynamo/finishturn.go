@@ -1,0 +1,171 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"agentchat/internal/store"
+)
+
+var _ store.TurnFinisher = (*Store)(nil)
+
+// FinishTurn implements store.TurnFinisher. The end of a turn is three
+// writes where it was five: the reservation of the answer's seqs (which
+// returns the whole meta item), the answer's items, and one UpdateItem of
+// the meta item that commits them (step 3 of the append protocol, see
+// messages.go), adds the statistics and releases the lease, conditioned
+// on all that the separate writes are conditioned on. When that condition
+// cannot hold (an earlier append still to commit, the lease taken by
+// another turn, a meta item without msg_committed) or fails, the answer is
+// committed as an append commits it and the statistics and release follow
+// in one more write; a lost answer to the one write is told from a failure
+// by the commit marker, which only this turn moves over its range.
+// Without messages it is the statistics and the release in one write.
+func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats) ([]store.Message, error) {
+	if err := checkKey(k); err != nil {
+		return nil, fmt.Errorf("finish turn: %w", err)
+	}
+	out, err := prepareMessages(k, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("finish turn: %w", err)
+	}
+	if len(out) == 0 {
+		if err := s.statsAndRelease(ctx, k, owner, d, nil); err != nil {
+			return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
+		}
+		return out, nil
+	}
+	sp, meta, err := s.reserve(ctx, k, int64(len(out)), 0, true)
+	if err != nil {
+		return nil, fmt.Errorf("finish turn: %w", err)
+	}
+	conflict, err := s.writeSpan(ctx, k, sp, out)
+	if err != nil {
+		return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
+	}
+	if conflict {
+		// Items of a stale append in the way: void the range and append
+		// with the whole protocol, which reserves past them.
+		if err := s.settle(ctx, k, sp, true); err != nil {
+			return nil, fmt.Errorf("finish turn on %s: void a range holding items of another append: %w", k.ThreadID, err)
+		}
+		if out, err = s.appendPrepared(ctx, k, out); err != nil {
+			return nil, fmt.Errorf("finish turn: %w", err)
+		}
+	} else {
+		done, err := s.commitFinish(ctx, k, owner, sp, meta, d)
+		if err != nil {
+			return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
+		}
+		if done {
+			return out, nil
+		}
+		if err := s.settle(ctx, k, sp, false); err != nil {
+			return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
+		}
+	}
+	// The messages are stored: an error from here on is returned with them.
+	if err := s.statsAndRelease(ctx, k, owner, d, meta); err != nil {
+		return out, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
+	}
+	return out, nil
+}
+
+// commitFinish commits sp (its messages put), adds d to the session's
+// counters and, when the turn still holds the lease, releases it, all in
+// one UpdateItem built from meta, the meta item as the reservation of sp
+// left it. It reports done = false, having written nothing, when meta
+// shows that the write cannot succeed (an earlier append not committed,
+// the meta item without msg_committed) or when its condition failed;
+// the caller then commits as an append does.
+func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp span, meta item, d store.TurnStats) (done bool, err error) {
+	c, err := commitFromItem(meta)
+	if err != nil || c.seq != sp.first-1 || !c.counted || sp.use != sp.first {
+		return false, nil
+	}
+	e := newExpr()
+	e.set(aMsgSeq, avN(sp.last))
+	e.add(aMsgCommitted, avN(sp.last-sp.use+1))
+	cond := e.n(aMsgEpoch) + " = " + e.v(avS(sp.epoch)) +
+		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(sp.first-1)) +
+		" AND attribute_exists(" + e.n(aMsgCommitted) + ")"
+	cond += " AND " + s.statsReleaseClauses(e, k, owner, d, getBool(meta, aPinned), getS(meta, aLeaseOwner) == owner)
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+		UpdateExpression:          aws.String(e.update()),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	})
+	if err == nil {
+		return true, nil
+	}
+	// Failed, or applied with its answer lost: only this write commits
+	// sp, so the marker over sp tells.
+	after, rerr := s.readCommit(ctx, k)
+	switch {
+	case rerr == nil && after.epoch == sp.epoch && after.seq >= sp.last && !after.voided(sp.last):
+		return true, nil
+	case isConditionFailed(err):
+		return false, nil
+	case rerr != nil:
+		err = errors.Join(err, rerr)
+	}
+	s.abandon(ctx, k, sp)
+	return false, fmt.Errorf("commit the answer: %w", err)
+}
+
+// statsAndRelease adds d to the session's counters and releases owner's
+// lease in one UpdateItem (as AddTurnStats and ReleaseLease would in two).
+// meta, when known, is a recent state of the meta item, for its pinned
+// flag and lease holder; a failed condition reads them again.
+func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, d store.TurnStats, meta item) error {
+	pinned, release := getBool(meta, aPinned), meta == nil || getS(meta, aLeaseOwner) == owner
+	for range maxUpdateAttempts {
+		e := newExpr()
+		cond := s.statsReleaseClauses(e, k, owner, d, pinned, release)
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
+			UpdateExpression:          aws.String(e.update()),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  e.names,
+			ExpressionAttributeValues: e.values,
+		})
+		if err == nil {
+			return nil
+		}
+		if !isConditionFailed(err) {
+			return fmt.Errorf("write the turn's statistics: %w", err)
+		}
+		cur, err := s.readMeta(ctx, k, aPinned, aLeaseOwner)
+		if err != nil {
+			return fmt.Errorf("write the turn's statistics: %w", err)
+		}
+		pinned, release = getBool(cur, aPinned), getS(cur, aLeaseOwner) == owner
+	}
+	return fmt.Errorf("write the turn's statistics: gave up after %d concurrent modifications", maxUpdateAttempts)
+}
+
+// statsReleaseClauses adds to e what AddTurnStats writes (the counters,
+// updated_at and the GSI1 sort key of a session pinned or not) and, with
+// release, the removal of owner's lease; it returns the condition they
+// rest on.
+func (s *Store) statsReleaseClauses(e *expr, k store.Key, owner string, d store.TurnStats, pinned, release bool) string {
+	addTurnStats(e, d)
+	t := now()
+	e.set(aUpdatedAt, avS(fmtTime(t)))
+	e.set(attrGSI1SK, avS(sessionGSI1SK(k.UserID, pinned, t, k.ThreadID)))
+	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) + " AND " + e.n(aPinned) + " = " + e.v(avBool(pinned))
+	if release {
+		e.remove(aLeaseOwner)
+		e.remove(aLeaseUntil)
+		cond += " AND " + e.n(aLeaseOwner) + " = " + e.v(avS(owner))
+	}
+	return cond
+}
