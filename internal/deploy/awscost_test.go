@@ -17,6 +17,7 @@ import (
 	"agentchat/internal/lambdaapp/lambdatest"
 	"agentchat/internal/store"
 	"agentchat/internal/store/dynamo"
+	"agentchat/internal/store/storetest"
 )
 
 // capacityOps are the operations that accept ReturnConsumedCapacity.
@@ -140,7 +141,7 @@ func BenchmarkAWSCost(b *testing.B) {
 	st.Dynamo.mu.Unlock()
 	rt := lambdatest.NewRuntime(b, "chat-stream")
 	p := lambdatest.StartBootstrap(b, bootstrapPath(b, "chat-stream"), rt, st.env())
-	message := strings.Repeat("route the lab traffic via R2 please ", 1024/36+1)[:1024]
+	message := storetest.Question1KiB
 
 	turn := func(b *testing.B, sid string) (calls []storeCall, billedBeyondLLM time.Duration) {
 		st.Gate.reset()

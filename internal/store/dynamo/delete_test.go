@@ -51,19 +51,19 @@ func threadItems(t *testing.T, s *Store, k store.Key) []item {
 // its meta item and the messages it commits meanwhile; the old
 // incarnation's items, stragglers of appends in flight included, are gone.
 func TestDeleteRaceWithRecreate(t *testing.T) {
-	large := func(tag string, size int) string { return tag + strings.Repeat("x", size) }
+	large := func(tag string, size int) string { return tag + randomText(size) } // stored compressed to 4/5
 	newBatches := [][]store.Message{
-		{{Role: store.RoleUser, Content: "new-1"}, {Role: store.RoleTool, Content: large("new-2", 400<<10)}},
+		{{Role: store.RoleUser, Content: "new-1"}, {Role: store.RoleTool, Content: large("new-2", 500<<10)}},
 		{{Role: store.RoleAssistant, Content: "new-3"}},
 	}
 	oldSmall := []store.Message{
 		{Role: store.RoleUser, Content: "old-1"},
-		{Role: store.RoleTool, Content: large("old-2", 400<<10)},
+		{Role: store.RoleTool, Content: large("old-2", 500<<10)},
 		{Role: store.RoleAssistant, Content: "old-3"},
 	}
 	var oldLarge []store.Message // over 2 MB: the first pass reads 3 pages
 	for i := range 4 {
-		oldLarge = append(oldLarge, store.Message{Role: store.RoleTool, Content: large(fmt.Sprintf("old-%d", i+1), 700<<10)})
+		oldLarge = append(oldLarge, store.Message{Role: store.RoleTool, Content: large(fmt.Sprintf("old-%d", i+1), 860<<10)})
 	}
 	afterMetaDelete := func(op string, in any, done bool, err error) bool {
 		return done && err == nil && isMetaDelete(op, in)
@@ -166,7 +166,7 @@ func TestDeleteRaceWithRecreate(t *testing.T) {
 
 			// The window: the deletion is paused.
 			put := func(seq int64, content string) {
-				items, err := messageItems(pk, old.epoch, "old-writer",
+				items, err := messageItems(nil, pk, old.epoch, "old-writer",
 					store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleTool, Content: content, CreatedAt: now()})
 				if err != nil {
 					t.Fatal(err)
@@ -255,16 +255,16 @@ func TestDeleteRaceWithRecreate(t *testing.T) {
 // lists, between the page's read and its deletion. (The batch-deleting
 // first pass it replaces, clearThread, loses messages of the new session here.)
 func TestFirstPassSparesRecreatedSession(t *testing.T) {
-	large := func(tag string, size int) string { return tag + strings.Repeat("x", size) }
+	large := func(tag string, size int) string { return tag + randomText(size) } // stored compressed to 4/5
 	var oldLarge []store.Message // over 2 MB: the partition reads in 3 pages
 	for i := range 4 {
-		oldLarge = append(oldLarge, store.Message{Role: store.RoleTool, Content: large(fmt.Sprintf("old-%d", i+1), 700<<10)})
+		oldLarge = append(oldLarge, store.Message{Role: store.RoleTool, Content: large(fmt.Sprintf("old-%d", i+1), 860<<10)})
 	}
 	for _, tc := range []struct {
 		name string
 		old  []store.Message
 	}{
-		{"one page", []store.Message{{Role: store.RoleUser, Content: "old-1"}, {Role: store.RoleTool, Content: large("old-2", 400<<10)}, {Role: store.RoleAssistant, Content: "old-3"}}},
+		{"one page", []store.Message{{Role: store.RoleUser, Content: "old-1"}, {Role: store.RoleTool, Content: large("old-2", 500<<10)}, {Role: store.RoleAssistant, Content: "old-3"}}},
 		{"several pages", oldLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,7 +293,7 @@ func TestFirstPassSparesRecreatedSession(t *testing.T) {
 			}
 			var want []store.Message
 			for _, b := range [][]store.Message{
-				{{Role: store.RoleUser, Content: "new-1"}, {Role: store.RoleTool, Content: large("new-2", 400<<10)}},
+				{{Role: store.RoleUser, Content: "new-1"}, {Role: store.RoleTool, Content: large("new-2", 500<<10)}},
 				{{Role: store.RoleAssistant, Content: "new-3"}},
 			} {
 				got, err := s.AppendMessages(ctx, k, b)
@@ -334,7 +334,7 @@ func TestDeleteRemovesEarlierStrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, seq := range []int64{3, 7} {
-		items, err := messageItems(pk, "earlier-epoch", "stale", store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: "stray", CreatedAt: now()})
+		items, err := messageItems(nil, pk, "earlier-epoch", "stale", store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: "stray", CreatedAt: now()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +366,7 @@ func TestDeleteRemovesEarlierStrays(t *testing.T) {
 func TestCollectorSkipsOtherEpochs(t *testing.T) {
 	pk := sessionPK("p", "t")
 	msg := func(seq int64, epoch, content string) []item {
-		items, err := messageItems(pk, epoch, "w-"+epoch, store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: content, CreatedAt: now()})
+		items, err := messageItems(nil, pk, epoch, "w-"+epoch, store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: content, CreatedAt: now()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -137,6 +137,8 @@ type Store struct {
 	turnEpochs turnEpochs
 	// turnBlobs encodes (and compresses) the batches of turn logs.
 	turnBlobs store.TurnBlobs
+	// deflaters compresses the text of message items (deflate.go).
+	deflaters deflaters
 }
 
 var _ store.Store = (*Store)(nil)

@@ -318,9 +318,12 @@ func TestLargeToolOutputRoundTrip(t *testing.T) {
 	if err := s.CreateSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}); err != nil {
 		t.Fatal(err)
 	}
+	// Numbered lines with random text in them: compressed (to about half)
+	// the body still takes part items.
 	var b strings.Builder
+	noise := randomText(1 << 20)
 	for i := 0; b.Len() < 1<<20; i++ {
-		fmt.Fprintf(&b, "%06d é✓ \"quoted\" \\ \x01 line\n", i)
+		fmt.Fprintf(&b, "%06d %s é✓ \"quoted\" \\ \x01 line\n", i, noise[i*40%len(noise):][:40])
 	}
 	big := b.String()
 	in := []store.Message{
@@ -332,14 +335,18 @@ func TestLargeToolOutputRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("AppendMessages: %v", err)
 	}
-	parts := 0
+	parts, declared, compressed := 0, int64(0), false
 	for _, it := range scan(t, s) {
-		if strings.Contains(getS(it, attrSK), "#P") {
+		switch {
+		case strings.Contains(getS(it, attrSK), "#P"):
 			parts++
+		case getB(it, mBody) != nil:
+			declared, _ = getN(it, mParts)
+			compressed = getBool(it, mBodyDeflate)
 		}
 	}
-	if parts < 3 {
-		t.Errorf("the 1 MB message is stored with %d part items, want at least 3", parts)
+	if parts < 1 || int64(parts) != declared || !compressed {
+		t.Errorf("the 1 MB message is stored with %d part items (%d declared), compressed %v; want at least 1, compressed", parts, declared, compressed)
 	}
 	for _, limit := range []int{0, 2, 1} {
 		got, err := s.ListMessages(ctx, k, limit)
@@ -398,7 +405,7 @@ func putRaw(t *testing.T, s *Store, k store.Key, seq int64, content string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := messageItems(sessionPK(k.ProjectID, k.ThreadID), c.epoch, "dead-writer",
+	items, err := messageItems(nil, sessionPK(k.ProjectID, k.ThreadID), c.epoch, "dead-writer",
 		store.Message{Seq: seq, ID: uuid.NewString(), Role: store.RoleUser, Content: content, CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
@@ -763,11 +770,11 @@ func TestPutMessageItemConflict(t *testing.T) {
 	ctx := t.Context()
 	k := createSession(t, s)
 	pk := sessionPK(k.ProjectID, k.ThreadID)
-	items, err := messageItems(pk, "e", "w1", store.Message{Seq: 7, ID: "m", Role: store.RoleUser, Content: "first", CreatedAt: now()})
+	items, err := messageItems(nil, pk, "e", "w1", store.Message{Seq: 7, ID: "m", Role: store.RoleUser, Content: "first", CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := messageItems(pk, "e", "w2", store.Message{Seq: 7, ID: "m2", Role: store.RoleUser, Content: "second", CreatedAt: now()})
+	other, err := messageItems(nil, pk, "e", "w2", store.Message{Seq: 7, ID: "m2", Role: store.RoleUser, Content: "second", CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -801,8 +808,8 @@ func TestPutMessageItemConflict(t *testing.T) {
 // (conditional puts keep that from happening to a committed message).
 func TestCollectorPartWriters(t *testing.T) {
 	pk := sessionPK("p", "t")
-	content := strings.Repeat("y", 400<<10) // body in two chunks: one part item
-	items, err := messageItems(pk, "e", "w", store.Message{Seq: 1, ID: "m", Role: store.RoleTool, Content: content, CreatedAt: now()})
+	content := randomText(600 << 10) // body in two chunks once compressed: one part item
+	items, err := messageItems(nil, pk, "e", "w", store.Message{Seq: 1, ID: "m", Role: store.RoleTool, Content: content, CreatedAt: now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -813,8 +820,9 @@ func TestCollectorPartWriters(t *testing.T) {
 	stray := func(n int) item {
 		it := keyOf(pk, partSK(1, n))
 		it[mWriter] = avS("stale")
-		// The chunk of another message of the same shape: it would decode.
-		it[mBody] = &types.AttributeValueMemberB{Value: bytes.ReplaceAll(getB(part, mBody), []byte("y"), []byte("z"))}
+		// The very chunk of the message's own part: it would decode, so
+		// only its writer tells it apart.
+		it[mBody] = &types.AttributeValueMemberB{Value: bytes.Clone(getB(part, mBody))}
 		return it
 	}
 	for _, tc := range []struct {

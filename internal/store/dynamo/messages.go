@@ -258,6 +258,12 @@ const (
 	mCreatedAt  = "created_at"
 	mParts      = "parts" // number of part items of a large message
 	mBody       = "body"  // binary chunk of a large message's JSON body
+	// mContentZ is the content compressed (deflate.go), in place of
+	// mContent.
+	mContentZ = "content_z"
+	// mBodyDeflate marks a large message whose JSON body is compressed
+	// before it is cut into chunks.
+	mBodyDeflate = "body_deflate"
 )
 
 // Size limits of message items (DynamoDB's item limit is 400 KB).
@@ -401,7 +407,7 @@ func (s *Store) writeSpan(ctx context.Context, k store.Key, sp span, out []store
 	var items []item
 	for i := range out {
 		out[i].Seq = sp.use + int64(i)
-		its, err := messageItems(pk, sp.epoch, wid, out[i])
+		its, err := messageItems(&s.deflaters, pk, sp.epoch, wid, out[i])
 		if err != nil {
 			s.abandon(ctx, k, sp)
 			return false, fmt.Errorf("message %d: %w", i, err)
@@ -816,8 +822,10 @@ func (c commitState) below(x int64) int64 {
 
 // messageItems encodes m (with its Seq set) as its item and, when large,
 // its part items, each stamped with the append's wid and epoch (none when
-// empty, as items written before the stamp).
-func messageItems(pk, epoch, wid string, m store.Message) ([]item, error) {
+// empty, as items written before the stamp). Its text, or a large
+// message's body, is compressed with z when that makes it smaller (see
+// deflate.go).
+func messageItems(z *deflaters, pk, epoch, wid string, m store.Message) ([]item, error) {
 	it := keyOf(pk, msgSK(m.Seq))
 	it[mWriter] = avS(wid)
 	if epoch != "" {
@@ -838,17 +846,32 @@ func messageItems(pk, epoch, wid string, m store.Message) ([]item, error) {
 			return nil, fmt.Errorf("encode metadata: %w", err)
 		}
 	}
-	size := len(m.ID) + len(m.Content) + len(m.Name) + len(m.ToolCallID) + len(toolCalls) + len(metadata) + 512
-	if size <= inlineLimit {
-		for _, a := range []struct{ name, v string }{
-			{mContent, m.Content}, {mName, m.Name}, {mToolCallID, m.ToolCallID},
-			{mToolCalls, string(toolCalls)}, {mMetadata, string(metadata)},
-		} {
-			if a.v != "" {
-				it[a.name] = avS(a.v)
-			}
+	fixed := len(m.ID) + len(m.Name) + len(m.ToolCallID) + len(toolCalls) + len(metadata) + 512
+	if fixed+len(m.Content) <= inlineLimit*8 { // else a large message: the body is compressed whole
+		content := m.Content
+		var zc []byte
+		if len(content) >= compressFrom {
+			zc = z.compress([]byte(content))
 		}
-		return []item{it}, nil
+		size := fixed + len(content)
+		if zc != nil {
+			size = fixed + len(zc)
+		}
+		if size <= inlineLimit {
+			if zc != nil {
+				it[mContentZ] = &types.AttributeValueMemberB{Value: zc}
+				content = ""
+			}
+			for _, a := range []struct{ name, v string }{
+				{mContent, content}, {mName, m.Name}, {mToolCallID, m.ToolCallID},
+				{mToolCalls, string(toolCalls)}, {mMetadata, string(metadata)},
+			} {
+				if a.v != "" {
+					it[a.name] = avS(a.v)
+				}
+			}
+			return []item{it}, nil
+		}
 	}
 	body, err := json.Marshal(largeBody{
 		Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID,
@@ -856,6 +879,10 @@ func messageItems(pk, epoch, wid string, m store.Message) ([]item, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode large message: %w", err)
+	}
+	if zb := z.compress(body); zb != nil {
+		body = zb
+		it[mBodyDeflate] = avBool(true)
 	}
 	var chunks [][]byte
 	for len(body) > partSize {
@@ -927,6 +954,11 @@ func decodeMessage(seq int64, it item, parts map[int][]byte) (store.Message, err
 			}
 			buf = append(buf, p...)
 		}
+		if getBool(it, mBodyDeflate) {
+			if buf, err = inflate(buf); err != nil {
+				return m, fmt.Errorf("decode large message: %w", err)
+			}
+		}
 		var lb largeBody
 		if err := json.Unmarshal(buf, &lb); err != nil {
 			return m, fmt.Errorf("decode large message: %w", err)
@@ -936,6 +968,13 @@ func decodeMessage(seq int64, it item, parts map[int][]byte) (store.Message, err
 		return m, nil
 	}
 	m.Content = getS(it, mContent)
+	if zc := getB(it, mContentZ); zc != nil {
+		text, err := inflate(zc)
+		if err != nil {
+			return m, fmt.Errorf("decode content: %w", err)
+		}
+		m.Content = string(text)
+	}
 	m.Name = getS(it, mName)
 	m.ToolCallID = getS(it, mToolCallID)
 	if tc := getS(it, mToolCalls); tc != "" {
