@@ -32,6 +32,7 @@ const (
 // With user, the session must belong to that user. It returns an error
 // wrapping store.ErrNotFound when there is no such meta item.
 func (s *Store) deleteThread(ctx context.Context, pk, user string) error {
+	s.leaseSeqs.drop(pk) // of the incarnation removed (leaseseq.go)
 	page, err := s.queryThread(ctx, pk, nil)
 	if err != nil {
 		return err

@@ -135,6 +135,9 @@ type Store struct {
 	limits store.Limits
 	// turnEpochs caches the session epochs of running turns (turnlog.go).
 	turnEpochs turnEpochs
+	// leaseSeqs holds the seqs reserved with the leases of running turns
+	// and not used yet (leaseseq.go).
+	leaseSeqs turnCache[leaseSeq]
 	// turnBlobs encodes (and compresses) the batches of turn logs.
 	turnBlobs store.TurnBlobs
 	// deflaters compresses the text of message items (deflate.go).

@@ -33,6 +33,7 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 	if err != nil {
 		return nil, fmt.Errorf("finish turn: %w", err)
 	}
+	s.voidLeaseSeq(ctx, k)
 	if len(out) == 0 {
 		if err := s.statsAndRelease(ctx, k, owner, d, nil); err != nil {
 			return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)

@@ -67,7 +67,14 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 	}
 	t := s.clock()
+	pk := sessionPK(k.ProjectID, k.ThreadID)
 	e := newExpr()
+	// The turn's first seq (leaseseq.go), unless the session has an
+	// unused one.
+	pending, holds := s.leaseSeqs.get(leaseSeqKey(k))
+	if !holds {
+		e.add(aMsgReserved, avN(1))
+	}
 	e.set(aLeaseOwner, avS(owner))
 	e.set(aLeaseUntil, avN(t.Add(ttl).UnixNano()))
 	e.remove(aAbort)
@@ -83,8 +90,25 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 		" OR (" + ab + " = " + e.v(avBool(true)) + " AND " + at + " <= " + e.v(avN(t.Add(-store.AbortGrace).UnixNano())) + ")"
 	updated, err := s.updateLeaseReturning(ctx, k, e, cond, types.ReturnValuesOnConditionCheckFailureAllOld, types.ReturnValueUpdatedNew)
 	if err == nil {
-		if epoch := getS(updated, aMsgEpoch); epoch != "" {
-			s.turnEpochs.put(turnEpochKey(sessionPK(k.ProjectID, k.ThreadID), owner), epoch)
+		epoch := getS(updated, aMsgEpoch)
+		if epoch == "" { // not returned (unchanged): read it
+			c, err := s.readCommit(ctx, k)
+			if err != nil {
+				return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+			}
+			epoch = c.epoch
+		}
+		s.turnEpochs.put(turnEpochKey(pk, owner), epoch)
+		switch {
+		case !holds:
+			seq, err := getN(updated, aMsgReserved)
+			if err != nil || seq < 1 {
+				return fmt.Errorf("acquire lease on %s: the seq reserved with it was not returned (%v)", k.ThreadID, err)
+			}
+			s.leaseSeqs.put(leaseSeqKey(k), leaseSeq{epoch: epoch, seq: seq})
+		case pending.epoch != epoch:
+			// Of an incarnation deleted by another process: void there.
+			s.leaseSeqs.drop(leaseSeqKey(k))
 		}
 		return nil
 	}
@@ -158,6 +182,7 @@ func (s *Store) ReleaseLease(ctx context.Context, k store.Key, owner string) err
 	if checkKey(k) != nil || owner == "" {
 		return nil
 	}
+	s.voidLeaseSeq(ctx, k)
 	e := newExpr()
 	e.remove(aLeaseOwner)
 	e.remove(aLeaseUntil)

@@ -329,6 +329,13 @@ func (s *Store) AppendMessages(ctx context.Context, k store.Key, msgs []store.Me
 		return out, nil
 	}
 
+	if ls, ok := s.leaseSeqs.take(leaseSeqKey(k)); ok {
+		out, err := s.appendAtLeaseSeq(ctx, k, ls, out)
+		if err != nil {
+			return nil, fmt.Errorf("append messages to %s: %w", k.ThreadID, err)
+		}
+		return out, nil
+	}
 	return s.appendPrepared(ctx, k, out)
 }
 

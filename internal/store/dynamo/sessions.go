@@ -79,13 +79,17 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 	// The incarnation's epoch, given now rather than by the first append,
 	// is known to the turn's log without a read (turnEpochs).
 	epoch := uuid.NewString()
+	// Seq 1 is the turn's (leaseseq.go).
 	err := s.createSession(ctx, sess, func(it item) {
 		it[aLeaseOwner] = avS(owner)
 		it[aLeaseUntil] = avN(until)
 		it[aMsgEpoch] = avS(epoch)
+		it[aMsgReserved] = avN(1)
 	})
 	if err == nil {
-		s.turnEpochs.put(turnEpochKey(sessionPK(sess.ProjectID, sess.ThreadID), owner), epoch)
+		pk := sessionPK(sess.ProjectID, sess.ThreadID)
+		s.turnEpochs.put(turnEpochKey(pk, owner), epoch)
+		s.leaseSeqs.put(pk, leaseSeq{epoch: epoch, seq: 1})
 	}
 	return err
 }

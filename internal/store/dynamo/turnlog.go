@@ -67,8 +67,8 @@ const tailPart = 99
 // batchWriteMax is the most items one BatchWriteItem takes.
 const batchWriteMax = 25
 
-// turnEpochsMax bounds the cache of the epochs of running turns.
-const turnEpochsMax = 4096
+// turnCacheMax bounds the caches of running turns' epochs and seqs.
+const turnCacheMax = 4096
 
 func turnSK(turn string, last int64, part int) string {
 	return fmt.Sprintf("%s%s#%010d#%02d", turnPrefix, esc(turn), last, part)
@@ -106,37 +106,50 @@ func turnEpochKey(pk, turn string) string { return pk + "\x00" + turn }
 // full. A turn that goes on after its session was deleted keeps writing
 // with the old epoch: its items are strays that the session created again
 // ignores (and its deletion, or their TTL, removes).
-type turnEpochs struct {
+type turnEpochs = turnCache[string]
+
+// turnCache is a map from turnEpochKey to V of at most turnCacheMax
+// entries (any one is evicted to make room), safe for concurrent use.
+type turnCache[V any] struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]V
 }
 
-func (c *turnEpochs) get(key string) (string, bool) {
+func (c *turnCache[V]) get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[key]
-	return e, ok
+	v, ok := c.m[key]
+	return v, ok
 }
 
-func (c *turnEpochs) put(key, epoch string) {
+func (c *turnCache[V]) put(key string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[string]string{}
+		c.m = map[string]V{}
 	}
-	if len(c.m) >= turnEpochsMax {
+	if _, ok := c.m[key]; !ok && len(c.m) >= turnCacheMax {
 		for k := range c.m { // evict any one
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[key] = epoch
+	c.m[key] = v
 }
 
-func (c *turnEpochs) drop(key string) {
+func (c *turnCache[V]) drop(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, key)
+}
+
+// take returns key's entry and drops it.
+func (c *turnCache[V]) take(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	delete(c.m, key)
+	return v, ok
 }
 
 // turnEpoch returns the epoch of k's session for the items of turn: the
