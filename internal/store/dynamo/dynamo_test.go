@@ -73,18 +73,19 @@ func newHookedStore(t testing.TB, table string, hook func(op string) error) *Sto
 // nil) once the request has been answered, with its error.
 func newObservedStore(t testing.TB, table string, before func(op string, in any) error, after func(op string, in any, err error)) *Store {
 	t.Helper()
-	var answered func(op string, in any, err error) error
+	var answered func(op string, in, out any, err error) error
 	if after != nil {
-		answered = func(op string, in any, err error) error { after(op, in, err); return nil }
+		answered = func(op string, in, _ any, err error) error { after(op, in, err); return nil }
 	}
 	return newAnswerStore(t, table, before, answered)
 }
 
-// newAnswerStore is newObservedStore whose after may also replace the
-// request's answer with an error (one that the request met on its way
-// back, as a lost answer): it returns that error, or nil to keep the
-// answer.
-func newAnswerStore(t testing.TB, table string, before func(op string, in any) error, after func(op string, in any, err error) error) *Store {
+// newAnswerStore is newObservedStore whose after also gets the answer (a
+// pointer to the operation's output, which it may change, as a replica
+// behind would answer) and may replace it with an error (one that the
+// request met on its way back, as a lost answer): it returns that error,
+// or nil to keep the answer.
+func newAnswerStore(t testing.TB, table string, before func(op string, in any) error, after func(op string, in, out any, err error) error) *Store {
 	t.Helper()
 	client := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
@@ -101,7 +102,7 @@ func newAnswerStore(t testing.TB, table string, before func(op string, in any) e
 					}
 					out, md, err := next.HandleInitialize(ctx, in)
 					if after != nil {
-						if lost := after(op, in.Parameters, err); lost != nil {
+						if lost := after(op, in.Parameters, out.Result, err); lost != nil {
 							return middleware.InitializeOutput{}, md, lost
 						}
 					}

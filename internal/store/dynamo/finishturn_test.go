@@ -74,7 +74,7 @@ func TestFinishTurnPaths(t *testing.T) {
 				defer mu.Unlock()
 				ops = append(ops, op)
 				return nil
-			}, func(op string, in any, err error) error {
+			}, func(op string, in, _ any, err error) error {
 				u, ok := in.(*dynamodb.UpdateItemInput)
 				if err == nil && ok && u.UpdateExpression != nil && strings.Contains(*u.UpdateExpression, "REMOVE") &&
 					lose.CompareAndSwap(true, false) {

@@ -23,16 +23,22 @@ func (s *Store) ListHistory(ctx context.Context, k store.Key, p store.HistoryPag
 		return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, err)
 	}
 	limit := max(p.Limit, 1)
-	col := newCollector(c, 0)
-	col.page = &p
-	if p.Before > 0 {
-		col.next = c.below(p.Before)
+	newCol := func() *collector {
+		col := newCollector(c, 0)
+		page := p
+		col.page = &page
+		if p.Before > 0 {
+			col.next = c.below(p.Before)
+		}
+		return col
 	}
+	col := newCol()
 	if col.next == 0 {
 		return []store.Message{}, false, nil
 	}
 	pk := sessionPK(k.ProjectID, k.ThreadID)
-	if err := s.collectRange(ctx, col, pk, msgPrefix, msgSK(col.next)+"#~", limit+2); err != nil {
+	col, err = s.collectCommitted(ctx, newCol, pk, msgPrefix, msgSK(col.next)+"#~", limit+2)
+	if err != nil {
 		return nil, false, fmt.Errorf("list history of %s: %w", k.ThreadID, err)
 	}
 	return col.result(), col.next != 0, nil

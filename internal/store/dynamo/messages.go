@@ -1101,7 +1101,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	if limit > 0 {
 		pageLimit = limit + 2 // room for a few uncommitted items
 	}
-	page, qerr := s.queryMessages(qctx, pk, msgPrefix, msgPrefix+"~", pageLimit, nil)
+	page, qerr := s.queryMessages(qctx, pk, msgPrefix, msgPrefix+"~", pageLimit, nil, false)
 	mr := <-metaCh
 	if mr.err != nil {
 		return nil, fmt.Errorf("list messages: %w", mr.err)
@@ -1117,7 +1117,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 		if col.done() || page.LastEvaluatedKey == nil {
 			break
 		}
-		if page, qerr = s.queryMessages(ctx, pk, msgPrefix, msgPrefix+"~", pageLimit, page.LastEvaluatedKey); qerr != nil {
+		if page, qerr = s.queryMessages(ctx, pk, msgPrefix, msgPrefix+"~", pageLimit, page.LastEvaluatedKey, false); qerr != nil {
 			return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, qerr)
 		}
 	}
@@ -1125,8 +1125,9 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 		return col.result(), nil
 	}
 
-	// The query ran before the latest commit: read the committed range
-	// again, now that every item of it is known to be written.
+	// The query ran before the latest commit, or on a replica behind:
+	// read the committed range again, strongly consistent, now that every
+	// item of it is known to be written.
 	col = newCollector(mr.c, limit)
 	lo := int64(1)
 	if limit > 0 {
@@ -1139,20 +1140,33 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 			lo = b
 		}
 	}
-	if err := s.collectRange(ctx, col, pk, msgSK(lo), msgSK(mr.c.seq)+"#~", 0); err != nil {
+	if err := s.collectRange(ctx, col, pk, msgSK(lo), msgSK(mr.c.seq)+"#~", 0, true); err != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, err)
 	}
 	return col.result(), nil
+}
+
+// collectCommitted is collectRange on a collector that newCol makes, read
+// eventually consistent and, when that read lacks an item (a replica
+// behind), again strongly consistent; it returns the collector that read
+// the range whole.
+func (s *Store) collectCommitted(ctx context.Context, newCol func() *collector, pk, lo, hi string, pageLimit int) (*collector, error) {
+	col := newCol()
+	if s.collectRange(ctx, col, pk, lo, hi, pageLimit, false) == nil {
+		return col, nil
+	}
+	col = newCol()
+	return col, s.collectRange(ctx, col, pk, lo, hi, pageLimit, true)
 }
 
 // collectRange feeds col the session's message items with a sort key
 // between lo and hi, newest first, in queries of pageLimit items (0: as
 // many as a page holds), until col is done or the range ends. Every item
 // of a committed range is written, so one missing is an error.
-func (s *Store) collectRange(ctx context.Context, col *collector, pk, lo, hi string, pageLimit int) error {
+func (s *Store) collectRange(ctx context.Context, col *collector, pk, lo, hi string, pageLimit int, consistent bool) error {
 	var start item
 	for {
-		page, err := s.queryMessages(ctx, pk, lo, hi, pageLimit, start)
+		page, err := s.queryMessages(ctx, pk, lo, hi, pageLimit, start, consistent)
 		if err != nil {
 			return err
 		}
@@ -1171,8 +1185,13 @@ func (s *Store) collectRange(ctx context.Context, col *collector, pk, lo, hi str
 }
 
 // queryMessages reads one page of the session's message items with a sort
-// key in [lo, hi], newest first (strongly consistent).
-func (s *Store) queryMessages(ctx context.Context, pk, lo, hi string, limit int, start item) (*dynamodb.QueryOutput, error) {
+// key in [lo, hi], newest first, strongly consistent or, at half the read
+// units, eventually consistent: message items are written once (a seq is
+// never handed out twice in an incarnation, and items of another are told
+// by their epoch), so a replica behind can only lack an item, never hold
+// another version of it, and readers that find a committed item missing
+// read again strongly consistent.
+func (s *Store) queryMessages(ctx context.Context, pk, lo, hi string, limit int, start item, consistent bool) (*dynamodb.QueryOutput, error) {
 	e := newExpr()
 	cond := e.n(attrPK) + " = " + e.v(avS(pk)) + " AND " + e.n(attrSK) + " BETWEEN " + e.v(avS(lo)) + " AND " + e.v(avS(hi))
 	in := &dynamodb.QueryInput{
@@ -1181,7 +1200,7 @@ func (s *Store) queryMessages(ctx context.Context, pk, lo, hi string, limit int,
 		ExpressionAttributeNames:  e.names,
 		ExpressionAttributeValues: e.values,
 		ScanIndexForward:          aws.Bool(false),
-		ConsistentRead:            aws.Bool(true),
+		ConsistentRead:            aws.Bool(consistent),
 		ExclusiveStartKey:         start,
 	}
 	if limit > 0 {

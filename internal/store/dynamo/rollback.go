@@ -142,7 +142,7 @@ func (s *Store) trailingRun(ctx context.Context, k store.Key, c commitState, tur
 	pk := sessionPK(k.ProjectID, k.ThreadID)
 	col := newCollector(c, rollbackPage)
 	for {
-		if err := s.collectRange(ctx, col, pk, msgPrefix, msgSK(col.next)+"#~", col.limit+2); err != nil {
+		if err := s.collectRange(ctx, col, pk, msgPrefix, msgSK(col.next)+"#~", col.limit+2, true); err != nil {
 			return 0, 0, fmt.Errorf("read the last messages: %w", err)
 		}
 		for int(n) < len(col.out) && col.out[n].TurnOf() == turn {
@@ -183,7 +183,7 @@ func (s *Store) sweepVoided(ctx context.Context, k store.Key, r voidedRun) {
 	pk := sessionPK(k.ProjectID, k.ThreadID)
 	var start item
 	for {
-		out, err := s.queryMessages(ctx, pk, msgSK(r.first), msgSK(r.last)+"#~", 0, start)
+		out, err := s.queryMessages(ctx, pk, msgSK(r.first), msgSK(r.last)+"#~", 0, start, true)
 		if err == nil {
 			err = s.deleteEach(ctx, out.Items, ofEpoch(r.epoch))
 		}

@@ -82,7 +82,7 @@ func wantConsistent(t *testing.T, s *Store, k store.Key, what string, want strin
 // seq in [lo, hi].
 func itemsBetween(t *testing.T, s *Store, k store.Key, lo, hi int64) int {
 	t.Helper()
-	out, err := s.queryMessages(t.Context(), sessionPK(k.ProjectID, k.ThreadID), msgSK(lo), msgSK(hi)+"#~", 0, nil)
+	out, err := s.queryMessages(t.Context(), sessionPK(k.ProjectID, k.ThreadID), msgSK(lo), msgSK(hi)+"#~", 0, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
