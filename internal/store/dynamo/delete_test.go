@@ -255,7 +255,8 @@ func TestDeleteRaceWithRecreate(t *testing.T) {
 // lists, between the page's read and its deletion. (The batch-deleting
 // first pass it replaces, clearThread, loses messages of the new session here.)
 func TestFirstPassSparesRecreatedSession(t *testing.T) {
-	large := func(tag string, size int) string { return tag + randomText(size) } // stored compressed to 4/5
+	// Stored compressed to 4/5.
+	large := func(tag string, size int) string { return tag + randomText(size) }
 	var oldLarge []store.Message // over 2 MB: the partition reads in 3 pages
 	for i := range 4 {
 		oldLarge = append(oldLarge, store.Message{Role: store.RoleTool, Content: large(fmt.Sprintf("old-%d", i+1), 860<<10)})

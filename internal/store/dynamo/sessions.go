@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -96,7 +97,7 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 
 // createSession puts a new meta item for sess, unless the thread exists;
 // lease (if not nil) adds the lease attributes to the item. With a limit
-// of sessions per user the session is counted first (limits.go).
+// of sessions per user the session is counted (limits.go) as it is put.
 func (s *Store) createSession(ctx context.Context, sess *store.Session, lease func(item)) error {
 	if sess == nil || sess.ProjectID == "" || sess.UserID == "" || sess.ThreadID == "" {
 		return errors.New("create session: project, user and thread ids are required")
@@ -118,29 +119,70 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, lease fu
 	if lease != nil {
 		lease(it)
 	}
-	counted, err := s.reserveSession(ctx, sess.UserID)
-	if err != nil {
+	if s.limits.SessionsPerUser > 0 {
+		// Counted and put at once: one round trip where it was two. The
+		// session is put as counted; if the count refuses it, it is
+		// deleted again (after a moment in which a listing may show it).
+		it[aCounted] = avBool(true)
+		var (
+			wg       sync.WaitGroup
+			countErr error
+		)
+		wg.Go(func() { _, countErr = s.reserveSession(ctx, sess.UserID) })
+		err := s.putSession(ctx, it)
+		wg.Wait()
+		switch {
+		case countErr != nil && err == nil:
+			s.unputSession(context.WithoutCancel(ctx), it)
+		case countErr == nil && err != nil:
+			s.releaseSession(context.WithoutCancel(ctx), sess.UserID)
+		}
+		if countErr != nil && !errors.Is(err, store.ErrExists) {
+			err = countErr
+		}
+		if err != nil {
+			return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
+		}
+		return nil
+	}
+	if err := s.putSession(ctx, it); err != nil {
 		return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
 	}
-	if counted {
-		it[aCounted] = avBool(true)
-	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	return nil
+}
+
+// putSession puts a new session's meta item, unless its thread exists
+// (store.ErrExists).
+func (s *Store) putSession(ctx context.Context, it item) error {
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
 		Item:                     it,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
 	})
-	if err != nil && counted {
-		s.releaseSession(context.WithoutCancel(ctx), sess.UserID)
-	}
 	if isConditionFailed(err) {
-		return fmt.Errorf("create session %s: %w", sess.ThreadID, store.ErrExists)
+		return store.ErrExists
 	}
+	return err
+}
+
+// unputSession deletes the meta item it that putSession put, if nothing
+// was appended to its session since (its counters as put). A failure is
+// only logged: the user then keeps a session the limit did not count.
+func (s *Store) unputSession(ctx context.Context, it item) {
+	e := newExpr()
+	cond := e.n(aUser) + " = " + e.v(it[aUser]) + " AND " + e.n(aMsgSeq) + " = " + e.v(it[aMsgSeq]) +
+		" AND " + e.n(aMsgReserved) + " = " + e.v(it[aMsgReserved])
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       keyOf(getS(it, attrPK), metaSK),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  e.names,
+		ExpressionAttributeValues: e.values,
+	})
 	if err != nil {
-		return fmt.Errorf("create session %s: %w", sess.ThreadID, err)
+		s.log.WarnContext(ctx, "dynamo: a session over the user's limit could not be removed again", "session", getS(it, aThread), "error", err)
 	}
-	return nil
 }
 
 // sessionItem encodes a new session's meta item.
