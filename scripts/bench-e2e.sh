@@ -8,7 +8,7 @@
 # requests to the three from its own process and prints the figures and
 # agentchat's ratios to the proxy. Every process stops with the run, also
 # on Ctrl-C or failure. Arguments go to `benche2e run` (e.g. -n 500,
-# -scenarios v1-stream, -json out.json; -h lists them).
+# -scenarios v1-stream, -json out.json, -store dynalite; -h lists them).
 #
 # BENCH_E2E_PROFILE=cpu.pprof builds the profiling server
 # (./internal/benche2e/cmd/profserver) instead, which writes agentchat's CPU

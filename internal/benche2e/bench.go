@@ -80,6 +80,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Progress receives one line per phase (nil: none).
 	Progress io.Writer
+	// Store names agentchat's store in the report (sqlite, dynalite);
+	// empty is sqlite.
+	Store string
 }
 
 // DefaultRequests is the default number of measured requests per target,
@@ -212,15 +215,15 @@ func (b *bench) scenario(name string) (*scenario, error) {
 		return &scenario{name: name, desc: "POST /v1/chat/completions, not streamed",
 			agentCall: v1(false), upstreamKind: KindCompletion}, nil
 	case ScenarioProjectNew:
-		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, new session (SQLite)",
+		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, new session",
 			agentCall: project, upstreamKind: KindChunks, lastStream: true}, nil
 	case ScenarioProjectNewID:
 		// As the GNS3 web UI and the web console start a session: with an
 		// id of their own.
-		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, new session, client-made id (SQLite)",
+		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, new session, client-made id",
 			agentCall: func(string) Call { return project(uuid.NewString()) }, upstreamKind: KindChunks, lastStream: true}, nil
 	case ScenarioProjectOngoing:
-		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, continuing session (SQLite)",
+		return &scenario{name: name, desc: "POST /v3/projects/{p}/chat/stream, continuing session",
 			agentCall: project, upstreamKind: KindChunks, lastStream: true, continuing: true}, nil
 	}
 	return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(Scenarios, ", "))

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"agentchat/internal/store/dynamo/dynalitetest"
 )
 
 // Usage is the command's help.
@@ -178,6 +180,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	profile := fs.String("cpuprofile", "", "CPU profile file for agentchat (needs the profiling build, cmd/profserver); the proxy's goes beside it, with .proxy appended")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	keep := fs.Bool("keep", false, "keep the work directory (logs, SQLite file)")
+	storeKind := fs.String("store", "sqlite", "agentchat's store: sqlite (a file in the work directory) or dynalite (the DynamoDB emulator, started for the run from node_modules: npm ci)")
 	var settings envSettings
 	fs.Var(&settings, "server-env", "KEY=VALUE added to agentchat's environment, for a comparison (e.g. TURN_LOG=off); repeatable")
 	if err := parse(fs, args); err != nil {
@@ -187,7 +190,12 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stderr, "benche2e run: -server is required")
 		return errUsage
 	}
+	if *storeKind != "sqlite" && *storeKind != "dynalite" {
+		fmt.Fprintf(stderr, "benche2e run: -store must be sqlite or dynalite, got %q\n", *storeKind)
+		return errUsage
+	}
 	o.Scenarios = strings.Split(*scenarios, ",")
+	o.Store = *storeKind
 	o.Progress = stderr
 	self, err := os.Executable()
 	if err != nil {
@@ -205,6 +213,18 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(dir)
 	}
 	serverEnv := append([]string(nil), settings...)
+	switch *storeKind {
+	case "sqlite":
+	case "dynalite":
+		// The server creates its table on an emulator's endpoint.
+		dyn, err := dynalitetest.Launch(ctx)
+		if err != nil {
+			return fmt.Errorf("start dynalite: %w", err)
+		}
+		defer func() { _ = dyn.Stop() }()
+		serverEnv = append(serverEnv, "STORE=dynamodb", "TABLE_NAME=benche2e", "DYNAMODB_ENDPOINT="+dyn.Endpoint(),
+			"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=benche2e", "AWS_SECRET_ACCESS_KEY=benche2e")
+	}
 	var proxyProfile string
 	if *profile != "" {
 		abs, err := filepath.Abs(*profile)

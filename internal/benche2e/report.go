@@ -52,8 +52,12 @@ func (r *Report) WriteText(w io.Writer) {
 	o := r.Options
 	fmt.Fprintf(w, "agentchat end-to-end benchmark: %d requests per target and phase after %d warm-up, c=1 and c=%d (batches of %d), %d chunks per answer\n",
 		o.Requests, o.Warmup, o.Concurrency, o.Batch, o.Chunks)
-	fmt.Fprintf(w, "started %s, took %s; %d CPUs; load average %s before, %s after\n",
-		r.Started.Format(time.RFC3339), r.Elapsed.Round(time.Second), r.CPUs, r.LoadBefore, r.LoadAfter)
+	store := o.Store
+	if store == "" {
+		store = "sqlite"
+	}
+	fmt.Fprintf(w, "agentchat's store: %s; started %s, took %s; %d CPUs; load average %s before, %s after\n",
+		store, r.Started.Format(time.RFC3339), r.Elapsed.Round(time.Second), r.CPUs, r.LoadBefore, r.LoadAfter)
 	if !math.IsNaN(r.MachineBusy) {
 		fmt.Fprintf(w, "machine CPU busy during the run: %.0f%% (benchmark processes %.0f%%, others %.0f%%)\n",
 			100*r.MachineBusy, 100*r.OwnBusy, 100*max(r.MachineBusy-r.OwnBusy, 0))

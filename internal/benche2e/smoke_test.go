@@ -98,7 +98,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	rep.WriteText(&out)
-	for _, want := range []string{"== v1-stream", "== project-continuing", "agentchat / proxy:", "goals", "| v1-nonstream |"} {
+	for _, want := range []string{"agentchat's store: sqlite", "== v1-stream", "== project-continuing", "agentchat / proxy:", "goals", "| v1-nonstream |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

@@ -2,6 +2,9 @@ package benche2e
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -199,5 +202,14 @@ func TestEnvSettings(t *testing.T) {
 	}
 	if e.String() != "TURN_LOG=off A=" {
 		t.Errorf("settings %q", e.String())
+	}
+}
+
+// A store the run does not know is refused before anything starts.
+func TestRunRefusesUnknownStore(t *testing.T) {
+	var stderr bytes.Buffer
+	err := runMain(t.Context(), []string{"-server", "/nonexistent/agentchat", "-store", "mongodb"}, io.Discard, &stderr)
+	if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "-store must be sqlite or dynalite") {
+		t.Errorf("runMain with -store mongodb: %v, stderr %q", err, stderr.String())
 	}
 }
