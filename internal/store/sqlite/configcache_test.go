@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -173,5 +174,88 @@ func TestUserBudgetCache(t *testing.T) {
 	clock.Add(readTTL)
 	if got := budgetOf(s); got != 3 {
 		t.Fatalf("budget after %v = %d, want 3", readTTL, got)
+	}
+}
+
+// A user's cached default by reference (a group's configuration) follows
+// every write through the same Store at once (set, unset, the group
+// configuration's update and deletion), and another process's write within
+// readTTL.
+func TestDefaultLLMConfigRefCache(t *testing.T) {
+	ctx := context.Background()
+	group := store.GroupOwner("g1")
+	refModel := func(t *testing.T, s *Store) string {
+		t.Helper()
+		c, err := s.DefaultLLMConfigRef(ctx, "alice")
+		if errors.Is(err, store.ErrNotFound) {
+			return "(none)"
+		}
+		if err != nil {
+			t.Fatalf("DefaultLLMConfigRef: %v", err)
+		}
+		m, _ := c.Config["model"].(string)
+		return m
+	}
+	setup := func(t *testing.T, s *Store) {
+		t.Helper()
+		for _, id := range []string{"a", "b"} {
+			if err := s.CreateLLMConfig(ctx, &store.LLMConfig{ID: id, Owner: group, Name: id, ModelType: "text",
+				Config: map[string]any{"model": "m-" + id}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.SetDefaultLLMConfigRef(ctx, "alice", "g1", "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name  string
+		write func(t *testing.T, s *Store) error
+		want  string
+	}{
+		{"set to another", func(t *testing.T, s *Store) error {
+			_, err := s.SetDefaultLLMConfigRef(ctx, "alice", "g1", "b")
+			return err
+		}, "m-b"},
+		{"unset", func(t *testing.T, s *Store) error { return s.UnsetDefaultLLMConfigRef(ctx, "alice", "g1", "a") }, "(none)"},
+		{"group configuration updated", func(t *testing.T, s *Store) error {
+			_, err := s.UpdateLLMConfig(ctx, &store.LLMConfig{ID: "a", Owner: group, Name: "a", ModelType: "text",
+				Config: map[string]any{"model": "m-a2"}}, 0)
+			return err
+		}, "m-a2"},
+		{"group configuration deleted", func(t *testing.T, s *Store) error { return s.DeleteLLMConfig(ctx, group, "a") }, "(none)"},
+	}
+	for _, tc := range cases {
+		for _, viaOther := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, other process %v", tc.name, viaOther), func(t *testing.T) {
+				clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+				s, path := openTemp(t, WithClock(clock.Now))
+				other, err := Open(ctx, path, WithClock(clock.Now))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = other.Close() })
+				setup(t, s)
+				if got := refModel(t, s); got != "m-a" {
+					t.Fatalf("before the write: %q, want m-a", got)
+				}
+				writer := s
+				if viaOther {
+					writer = other
+				}
+				if err := tc.write(t, writer); err != nil {
+					t.Fatal(err)
+				}
+				if viaOther {
+					if got := refModel(t, s); got != "m-a" {
+						t.Fatalf("right after the other process's write: %q, want the cached m-a", got)
+					}
+					clock.Add(readTTL)
+				}
+				if got := refModel(t, s); got != tc.want {
+					t.Fatalf("after the write: %q, want %q", got, tc.want)
+				}
+			})
+		}
 	}
 }

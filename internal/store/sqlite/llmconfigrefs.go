@@ -50,24 +50,45 @@ const defaultLLMConfigRefQuery = llmConfigSelect + `
 JOIN llm_config_default_refs r ON r.ref_kind = c.owner_kind AND r.group_id = c.owner_id AND r.config_id = c.config_id
 WHERE r.user_id = ?`
 
-// DefaultLLMConfigRef implements store.LLMConfigs with one prepared query.
+// DefaultLLMConfigRef implements store.LLMConfigs with one prepared query,
+// cached as DefaultLLMConfig is (readCache): every /v1 request of a user
+// without a default of their own reads it.
 func (s *Store) DefaultLLMConfigRef(ctx context.Context, userID string) (*store.LLMConfig, error) {
 	if userID == "" {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
-	st, err := s.defaultLLMConfigRef.get(ctx, s.r)
-	if err != nil {
-		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+	key := configOwnerKey{kind: refKind, id: userID}
+	now := s.now()
+	e, hit := s.configs.get(key, now)
+	if !hit {
+		gen := s.configs.generation()
+		e = cachedConfig{found: true}
+		st, err := s.defaultLLMConfigRef.get(ctx, s.r)
+		if err != nil {
+			return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+		}
+		err = e.row.scan(st.QueryRowContext(ctx, userID))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			e.found = false
+		case err != nil:
+			return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+		}
+		s.configs.put(key, e, gen, now)
 	}
-	c, err := scanLLMConfig(st.QueryRowContext(ctx, userID))
-	if errors.Is(err, sql.ErrNoRows) {
+	if !e.found {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
+	c, err := e.row.decode()
 	if err != nil {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
 	}
 	return c, nil
 }
+
+// refKind keys a user's default by reference in the cache of defaults
+// (configOwnerKey), apart from the owners' own defaults.
+const refKind = "ref"
 
 // UnsetDefaultLLMConfigRef implements store.LLMConfigs: one DELETE of the
 // user's reference where it names the group's configuration id.
