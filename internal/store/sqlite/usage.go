@@ -41,7 +41,8 @@ func (s *Store) AddUsage(ctx context.Context, k store.UsageKey, d store.Usage) e
 }
 
 // commitUsage adds batch to the ledger in one transaction (no add fails
-// alone).
+// alone), one upsert per row: the adds of one row (a user's /v1 calls of
+// a day and model, the turns of a session) are summed first.
 func (s *Store) commitUsage(batch []usageAdd, _ []error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), groupCommitTimeout)
 	defer cancel()
@@ -49,6 +50,7 @@ func (s *Store) commitUsage(batch []usageAdd, _ []error) error {
 	if err != nil {
 		return err
 	}
+	batch = mergeUsage(batch)
 	return s.write(ctx, func(tx *sql.Tx) error {
 		stmt := tx.StmtContext(ctx, st)
 		for _, a := range batch {
@@ -60,6 +62,25 @@ func (s *Store) commitUsage(batch []usageAdd, _ []error) error {
 		}
 		return nil
 	})
+}
+
+// mergeUsage returns batch with the adds of one key summed into the first
+// of them, in the batch's order (batch itself when no key repeats).
+func mergeUsage(batch []usageAdd) []usageAdd {
+	if len(batch) < 2 {
+		return batch
+	}
+	at := make(map[store.UsageKey]int, len(batch))
+	out := make([]usageAdd, 0, len(batch))
+	for _, a := range batch {
+		if i, ok := at[a.k]; ok {
+			out[i].d = out[i].d.Add(a.d)
+			continue
+		}
+		at[a.k] = len(out)
+		out = append(out, a)
+	}
+	return out
 }
 
 // ListUsage implements store.UsageLedger: a range of the primary key.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"agentchat/internal/store"
@@ -41,5 +42,31 @@ func TestMigrationAddsCosts(t *testing.T) {
 	}
 	if rows, err := s.ListUsage(ctx, "alice", "2026-12-04", "2026-12-04"); err != nil || len(rows) != 1 || rows[0].CostNanos != 42 {
 		t.Fatalf("ledger after migration: %+v, %v", rows, err)
+	}
+}
+
+func TestMergeUsage(t *testing.T) {
+	k1 := store.UsageKey{UserID: "alice", Day: "2026-12-04", Model: "m"}
+	k2 := store.UsageKey{UserID: "alice", Day: "2026-12-04", Model: "m", ProjectID: "p", SessionID: "s"}
+	k3 := store.UsageKey{UserID: "bob", Day: "2026-12-04", Model: "m"}
+	u := func(calls, in, out int64) store.Usage {
+		return store.Usage{LLMCalls: calls, InputTokens: in, OutputTokens: out, CostNanos: 10 * in}
+	}
+	cases := []struct {
+		name  string
+		batch []usageAdd
+		want  []usageAdd
+	}{
+		{"empty", nil, nil},
+		{"one", []usageAdd{{k1, u(1, 5, 2)}}, []usageAdd{{k1, u(1, 5, 2)}}},
+		{"distinct keys keep their order", []usageAdd{{k2, u(1, 5, 2)}, {k1, u(1, 3, 1)}, {k3, u(2, 1, 1)}},
+			[]usageAdd{{k2, u(1, 5, 2)}, {k1, u(1, 3, 1)}, {k3, u(2, 1, 1)}}},
+		{"a repeated key is summed at its first place", []usageAdd{{k1, u(1, 5, 2)}, {k3, u(1, 1, 1)}, {k1, u(2, 7, 3)}, {k1, u(1, 1, 1)}},
+			[]usageAdd{{k1, u(4, 13, 6)}, {k3, u(1, 1, 1)}}},
+	}
+	for _, tc := range cases {
+		if got := mergeUsage(tc.batch); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }
