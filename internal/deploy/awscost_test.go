@@ -86,6 +86,37 @@ func consumedCapacity(op string, body []byte) (rcu, wcu float64) {
 	return rcu, wcu
 }
 
+// failedConditionalWrite tells a write refused by its condition. DynamoDB
+// bills it (the existing item's size, at least one unit: "Capacity unit
+// consumption for write operations"); dynalite reports nothing for it, so
+// the benchmark counts the minimum, one unit.
+func failedConditionalWrite(op string, status int, body []byte) bool {
+	write := op == "PutItem" || op == "UpdateItem" || op == "DeleteItem"
+	return write && status == http.StatusBadRequest && bytes.Contains(body, []byte("ConditionalCheckFailedException"))
+}
+
+func TestFailedConditionalWrite(t *testing.T) {
+	refused := `{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}`
+	cases := []struct {
+		op     string
+		status int
+		body   string
+		want   bool
+	}{
+		{"UpdateItem", 400, refused, true},
+		{"PutItem", 400, refused, true},
+		{"DeleteItem", 400, refused, true},
+		{"GetItem", 400, refused, false},
+		{"UpdateItem", 200, `{}`, false},
+		{"UpdateItem", 400, `{"__type":"com.amazonaws.dynamodb.v20120810#ValidationException"}`, false},
+	}
+	for _, c := range cases {
+		if got := failedConditionalWrite(c.op, c.status, []byte(c.body)); got != c.want {
+			t.Errorf("%s %d %s: %v, want %v", c.op, c.status, c.body, got, c.want)
+		}
+	}
+}
+
 func TestConsumedCapacity(t *testing.T) {
 	cases := []struct {
 		op, body string

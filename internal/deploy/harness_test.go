@@ -106,6 +106,9 @@ func newDynamoCounter(tb testing.TB, endpoint string) *dynamoCounter {
 			rec := httptest.NewRecorder()
 			proxy.ServeHTTP(rec, askCapacity(tb, r))
 			call.RCU, call.WCU = consumedCapacity(call.Op, rec.Body.Bytes())
+			if failedConditionalWrite(call.Op, rec.Code, rec.Body.Bytes()) {
+				call.WCU = max(call.WCU, 1)
+			}
 			for k, v := range rec.Header() {
 				w.Header()[k] = v
 			}
