@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"agentchat/internal/store"
 )
 
@@ -95,14 +92,7 @@ func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp 
 		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(sp.first-1)) +
 		" AND attribute_exists(" + e.n(aMsgCommitted) + ")"
 	cond += " AND " + s.statsReleaseClauses(e, k, owner, d, getBool(meta, aPinned), getS(meta, aLeaseOwner) == owner)
-	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
-		UpdateExpression:          aws.String(e.update()),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  e.names,
-		ExpressionAttributeValues: e.values,
-	})
+	err = s.updateLease(ctx, k, e, cond)
 	if err == nil {
 		return true, nil
 	}
@@ -129,15 +119,7 @@ func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, 
 	pinned, release := getBool(meta, aPinned), meta == nil || getS(meta, aLeaseOwner) == owner
 	for range maxUpdateAttempts {
 		e := newExpr()
-		cond := s.statsReleaseClauses(e, k, owner, d, pinned, release)
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(s.table),
-			Key:                       keyOf(sessionPK(k.ProjectID, k.ThreadID), metaSK),
-			UpdateExpression:          aws.String(e.update()),
-			ConditionExpression:       aws.String(cond),
-			ExpressionAttributeNames:  e.names,
-			ExpressionAttributeValues: e.values,
-		})
+		err := s.updateLease(ctx, k, e, s.statsReleaseClauses(e, k, owner, d, pinned, release))
 		if err == nil {
 			return nil
 		}
@@ -156,13 +138,13 @@ func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, 
 // statsReleaseClauses adds to e what AddTurnStats writes (the counters,
 // updated_at and the GSI1 sort key of a session pinned or not) and, with
 // release, the removal of owner's lease; it returns the condition they
-// rest on.
+// rest on beside the session's owner (which updateLease adds).
 func (s *Store) statsReleaseClauses(e *expr, k store.Key, owner string, d store.TurnStats, pinned, release bool) string {
 	addTurnStats(e, d)
 	t := now()
 	e.set(aUpdatedAt, avS(fmtTime(t)))
 	e.set(attrGSI1SK, avS(sessionGSI1SK(k.UserID, pinned, t, k.ThreadID)))
-	cond := e.n(aUser) + " = " + e.v(avS(k.UserID)) + " AND " + e.n(aPinned) + " = " + e.v(avBool(pinned))
+	cond := e.n(aPinned) + " = " + e.v(avBool(pinned))
 	if release {
 		e.remove(aLeaseOwner)
 		e.remove(aLeaseUntil)

@@ -24,14 +24,7 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 	modelOf := func(t *testing.T, s *Store) string {
 		t.Helper()
 		c, err := s.DefaultLLMConfig(ctx, owner)
-		if errors.Is(err, store.ErrNotFound) {
-			return "(none)"
-		}
-		if err != nil {
-			t.Fatalf("DefaultLLMConfig: %v", err)
-		}
-		m, _ := c.Config["model"].(string)
-		return m
+		return modelOrNone(t, c, err)
 	}
 	create := func(t *testing.T, s *Store, id, model string, isDefault bool) {
 		t.Helper()
@@ -187,14 +180,7 @@ func TestDefaultLLMConfigRefCache(t *testing.T) {
 	refModel := func(t *testing.T, s *Store) string {
 		t.Helper()
 		c, err := s.DefaultLLMConfigRef(ctx, "alice")
-		if errors.Is(err, store.ErrNotFound) {
-			return "(none)"
-		}
-		if err != nil {
-			t.Fatalf("DefaultLLMConfigRef: %v", err)
-		}
-		m, _ := c.Config["model"].(string)
-		return m
+		return modelOrNone(t, c, err)
 	}
 	setup := func(t *testing.T, s *Store) {
 		t.Helper()
@@ -258,4 +244,18 @@ func TestDefaultLLMConfigRefCache(t *testing.T) {
 			})
 		}
 	}
+}
+
+// modelOrNone is the model of a default configuration read (c, err), or
+// "(none)" when there is none.
+func modelOrNone(t *testing.T, c *store.LLMConfig, err error) string {
+	t.Helper()
+	if errors.Is(err, store.ErrNotFound) {
+		return "(none)"
+	}
+	if err != nil {
+		t.Fatalf("read the default configuration: %v", err)
+	}
+	m, _ := c.Config["model"].(string)
+	return m
 }

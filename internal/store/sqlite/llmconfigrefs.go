@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"agentchat/internal/store"
@@ -57,29 +56,7 @@ func (s *Store) DefaultLLMConfigRef(ctx context.Context, userID string) (*store.
 	if userID == "" {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
-	key := configOwnerKey{kind: refKind, id: userID}
-	now := s.now()
-	e, hit := s.configs.get(key, now)
-	if !hit {
-		gen := s.configs.generation()
-		e = cachedConfig{found: true}
-		st, err := s.defaultLLMConfigRef.get(ctx, s.r)
-		if err != nil {
-			return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
-		}
-		err = e.row.scan(st.QueryRowContext(ctx, userID))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			e.found = false
-		case err != nil:
-			return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
-		}
-		s.configs.put(key, e, gen, now)
-	}
-	if !e.found {
-		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
-	}
-	c, err := e.row.decode()
+	c, err := s.cachedDefault(ctx, configOwnerKey{kind: refKind, id: userID}, s.defaultLLMConfigRef, userID)
 	if err != nil {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
 	}

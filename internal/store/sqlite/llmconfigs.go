@@ -357,33 +357,39 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	if !ok {
 		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 	}
-	key := configOwnerKey{kind: kind, id: ownerID}
+	c, err := s.cachedDefault(ctx, configOwnerKey{kind: kind, id: ownerID}, s.defaultLLMConfig, kind, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("default LLM configuration: %w", err)
+	}
+	return c, nil
+}
+
+// cachedDefault returns the configuration cached under key (see
+// readCache), else reads it with the prepared query q (arguments args)
+// and caches it, found or not: store.ErrNotFound when there is none.
+func (s *Store) cachedDefault(ctx context.Context, key configOwnerKey, q *lazyStmt, args ...any) (*store.LLMConfig, error) {
 	now := s.now()
 	e, hit := s.configs.get(key, now)
 	if !hit {
 		gen := s.configs.generation()
 		e = cachedConfig{found: true}
-		st, err := s.defaultLLMConfig.get(ctx, s.r)
+		st, err := q.get(ctx, s.r)
 		if err != nil {
-			return nil, fmt.Errorf("default LLM configuration: %w", err)
+			return nil, err
 		}
-		err = e.row.scan(st.QueryRowContext(ctx, kind, ownerID))
+		err = e.row.scan(st.QueryRowContext(ctx, args...))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			e.found = false
 		case err != nil:
-			return nil, fmt.Errorf("default LLM configuration: %w", err)
+			return nil, err
 		}
 		s.configs.put(key, e, gen, now)
 	}
 	if !e.found {
-		return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
+		return nil, store.ErrNotFound
 	}
-	c, err := e.row.decode()
-	if err != nil {
-		return nil, fmt.Errorf("default LLM configuration: %w", err)
-	}
-	return c, nil
+	return e.row.decode()
 }
 
 // writeConfigs is write for the LLM configuration tables: it invalidates
