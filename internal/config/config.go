@@ -11,11 +11,11 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"agentchat/internal/idsyntax"
 	"agentchat/internal/pricing"
 )
 
@@ -383,7 +383,8 @@ func quote(v string) string {
 	return strconv.Quote(v)
 }
 
-var tableNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+// tableNameChars are the bytes of a DynamoDB table name (3 to 255 of them).
+var tableNameChars = idsyntax.NewSet(true, "_.-")
 
 // Load reads the configuration through getenv (os.Getenv in production, a
 // map in tests) and validates all of it. On any problem it returns a
@@ -438,7 +439,7 @@ func Load(getenv func(string) string, defaults Defaults) (*Config, error) {
 	default:
 		l.fail("STORE", "must be %q or %q, got %s", StoreSQLite, StoreDynamoDB, quote(c.Store))
 	}
-	if c.TableName != "" && !tableNameRE.MatchString(c.TableName) {
+	if c.TableName != "" && !tableNameChars.All(c.TableName, 3, 255) {
 		l.fail("TABLE_NAME", "must be 3 to 255 characters among letters, digits, '_', '-' and '.'")
 	}
 

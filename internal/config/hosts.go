@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // HostAllowList is a set of networks and host names an operator allows
@@ -40,7 +41,7 @@ func ParseHostAllowList(v string) (HostAllowList, error) {
 			continue
 		}
 		h := strings.TrimSuffix(strings.ToLower(e), ".")
-		if !hostNameRE.MatchString(h) {
+		if !hostNameRE().MatchString(h) {
 			return HostAllowList{}, fmt.Errorf("%s is neither a CIDR, an IP address nor a host name", quote(e))
 		}
 		list.Hosts = append(list.Hosts, h)
@@ -89,4 +90,7 @@ func (l HostAllowList) String() string {
 
 // hostNameRE matches a DNS host name: dot-separated labels of letters,
 // digits and inner hyphens (underscores allowed, as some LANs use them).
-var hostNameRE = regexp.MustCompile(`^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$`)
+// Compiled on first use: most configurations list no host.
+var hostNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$`)
+})

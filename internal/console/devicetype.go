@@ -187,15 +187,14 @@ func Lookup(name string) (DeviceType, bool) {
 	return t, ok
 }
 
+// typeNames are the names of builtinTypes, sorted (a test keeps them
+// so): the tools' descriptions name the types at start, and the table's
+// prompt patterns, compiled when it is built, would then be held by every
+// process, most of which never open a console.
+var typeNames = [...]string{TypeCiscoIOSTelnet, TypeVPCS}
+
 // SupportedTypes returns the names of the device types, sorted.
-func SupportedTypes() []string {
-	names := make([]string, 0, len(builtinTypes()))
-	for n := range builtinTypes() {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func SupportedTypes() []string { return slices.Clone(typeNames[:]) }
 
 // HasConfigMode reports whether the device has a configuration mode.
 func (t *DeviceType) HasConfigMode() bool { return t.ConfigEnter != "" && t.ConfigPrompt != nil }

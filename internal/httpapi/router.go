@@ -20,11 +20,13 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"agentchat/internal/auth"
+	"agentchat/internal/idsyntax"
 	"agentchat/internal/logctx"
 	"agentchat/internal/telemetry"
 )
@@ -300,22 +302,21 @@ func (d Deps) checkProject(r *http.Request, id auth.Identity) error {
 	return fmt.Errorf("check project %s: %w", pid, err)
 }
 
-var projectIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+// idChars are the bytes of a plain id after its first (a letter or digit).
+var idChars = idsyntax.NewSet(true, "_.-")
 
 // ValidateProjectID accepts GNS3 project ids (UUIDs) and other plain ids of
 // at most 128 letters, digits, '-', '_' and '.'.
 func ValidateProjectID(id string) error {
-	if !projectIDPattern.MatchString(id) {
+	if !idsyntax.Plain(id, idChars, 128) {
 		return Errorf(http.StatusUnprocessableEntity, "Invalid project_id: %q", truncate(id, 64))
 	}
 	return nil
 }
 
-var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // ValidateUUID returns a 422 *StatusError unless s is a UUID.
 func ValidateUUID(name, s string) error {
-	if !uuidPattern.MatchString(s) {
+	if !idsyntax.UUID(s) {
 		return Errorf(http.StatusUnprocessableEntity, "Invalid %s: must be a UUID", name)
 	}
 	return nil
@@ -336,7 +337,10 @@ func truncate(s string, n int) string {
 const allowHeaders = "Authorization, Content-Type, X-Request-Id, OpenAI-Organization, OpenAI-Project, OpenAI-Beta, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method, Last-Event-ID"
 
 // requestedHeaders matches a well-formed Access-Control-Request-Headers.
-var requestedHeaders = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_|~-]+)*$`)
+// (Compiled on the first preflight: most processes never answer one.)
+var requestedHeaders = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_|~-]+)*$`)
+})
 
 // The headers the browser asks for are
 // allowed as asked (SDKs add new X-Stainless-* headers over time, and a
@@ -353,7 +357,7 @@ func (d Deps) preflight(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
 	allow := allowHeaders
-	if req := strings.TrimSpace(r.Header.Get("Access-Control-Request-Headers")); req != "" && len(req) <= 2048 && requestedHeaders.MatchString(req) {
+	if req := strings.TrimSpace(r.Header.Get("Access-Control-Request-Headers")); req != "" && len(req) <= 2048 && requestedHeaders().MatchString(req) {
 		allow = req
 	}
 	h.Set("Access-Control-Allow-Headers", allow)
@@ -379,10 +383,10 @@ func corsFor(h http.Header, origin string) {
 	h.Set("Access-Control-Expose-Headers", exposeHeaders)
 }
 
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{8,128}$`)
-
+// requestID keeps an incoming X-Request-Id of 8 to 128 letters, digits,
+// '.', '_' and '-', else makes one.
 func requestID(incoming string) string {
-	if requestIDPattern.MatchString(incoming) {
+	if idChars.All(incoming, 8, 128) {
 		return incoming
 	}
 	var b [12]byte

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -156,17 +157,28 @@ var errStreamTruncated = errors.New("stream ended before [DONE]")
 // maxDetail bounds the provider message kept in an Error.
 const maxDetail = 300
 
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)bearer\s+[^\s"',;]+`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*.]{3,}`),
-	regexp.MustCompile(`\b(?:gsk|xai|pk|rk)[_-][A-Za-z0-9_\-*]{8,}`),
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{20,}`),
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*`),
+// secretPatterns match secrets in an upstream text; keyValue matches
+// "api_key=…", "Authorization: …" and the like, keeping the name (group 1)
+// and redacting the value. They are compiled on the first failed call's
+// text (most processes sanitize none): 64 kB of heap otherwise held from
+// start.
+type secretPatterns struct {
+	secrets  []*regexp.Regexp
+	keyValue *regexp.Regexp
 }
 
-// keyValueSecret matches "api_key=…", "Authorization: …" and the like,
-// keeping the name (group 1) and redacting the value.
-var keyValueSecret = regexp.MustCompile(`(?i)((?:api[_-]?key|authorization|access[_-]?token|secret|password)["']?\s*[:=]\s*["']?)[^\s"',;]+`)
+var patterns = sync.OnceValue(func() secretPatterns {
+	return secretPatterns{
+		secrets: []*regexp.Regexp{
+			regexp.MustCompile(`(?i)bearer\s+[^\s"',;]+`),
+			regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*.]{3,}`),
+			regexp.MustCompile(`\b(?:gsk|xai|pk|rk)[_-][A-Za-z0-9_\-*]{8,}`),
+			regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{20,}`),
+			regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*`),
+		},
+		keyValue: regexp.MustCompile(`(?i)((?:api[_-]?key|authorization|access[_-]?token|secret|password)["']?\s*[:=]\s*["']?)[^\s"',;]+`),
+	}
+})
 
 // sanitize removes secrets from an upstream text and bounds its length.
 func sanitize(s, apiKey string) string {
@@ -176,10 +188,11 @@ func sanitize(s, apiKey string) string {
 	if apiKey != "" {
 		s = strings.ReplaceAll(s, apiKey, "[redacted]")
 	}
-	for _, re := range secretPatterns {
+	p := patterns()
+	for _, re := range p.secrets {
 		s = re.ReplaceAllString(s, "[redacted]")
 	}
-	s = keyValueSecret.ReplaceAllString(s, "${1}[redacted]")
+	s = p.keyValue.ReplaceAllString(s, "${1}[redacted]")
 	s = strings.Join(strings.Fields(stripControls(s)), " ")
 	if len(s) > maxDetail {
 		cut := maxDetail

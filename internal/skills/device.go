@@ -1,6 +1,8 @@
 package skills
 
 import (
+	"agentchat/internal/idsyntax"
+
 	"cmp"
 	"path"
 	"slices"
@@ -62,7 +64,7 @@ func (l *loader) deviceFolder(folder, dir string) error {
 			key = l.platform(cmp.Or(d.DeviceType, dir), l.src(p)).DeviceType
 		}
 		name := cmp.Or(d.Topic, stem(f))
-		if !keyPattern.MatchString(name) {
+		if !idsyntax.Plain(name, keyChars, 64) {
 			return fileErr(p, "invalid topic name %q", name)
 		}
 		l.set.platforms[key].Topics[norm(name)] = &Topic{Topic: norm(name), Knowledge: d.knowledge(), Source: l.src(p)}

@@ -1,6 +1,8 @@
 package skills
 
 import (
+	"agentchat/internal/idsyntax"
+
 	"path"
 	"slices"
 )
@@ -52,7 +54,7 @@ func (e issueError) Error() string { return string(e) }
 
 func checkIssue(key string, is issueYAML) error {
 	switch {
-	case !keyPattern.MatchString(key):
+	case !idsyntax.Plain(key, keyChars, 64):
 		return issueError("invalid name: letters, digits, _ . + - only, at most 64")
 	case is.Name == "":
 		return issueError("missing name")

@@ -1,13 +1,14 @@
 package skills
 
 import (
+	"agentchat/internal/idsyntax"
+
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -49,7 +50,9 @@ func fileErr(file string, format string, args ...any) error {
 }
 
 var (
-	keyPattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$`)
+	// keyChars are the bytes of a skill's key after its first (a letter
+	// or digit; 64 bytes at most).
+	keyChars     = idsyntax.NewSet(true, "_.+-")
 	severities   = []string{"low", "medium", "high", "critical"}
 	difficulties = []string{"beginner", "intermediate", "advanced"}
 )

@@ -69,17 +69,54 @@ type Console struct {
 // New loads the console from the embedded dist folder.
 func New() (*Console, error) { return load(dist) }
 
+// shared is the console of Routes, loaded on its first request: the files
+// and their compressed copies are a quarter of a MiB of heap, held for the
+// process's life, and most of the local server's uses (the API, /v1)
+// never ask for the page.
 var shared = sync.OnceValues(New)
 
 // Routes returns the console's routes (public: the page asks for
 // credentials itself when the server needs them), or panics when the
-// embedded files are broken (a build mistake, caught by the tests).
+// embedded files are broken (a build mistake, caught by the tests). The
+// files are checked now and loaded on the first request.
 func Routes() []httpapi.Route {
-	c, err := shared()
-	if err != nil {
+	if err := check(dist); err != nil {
 		panic(err)
 	}
-	return c.Routes()
+	lazy := func(serve func(*Console, http.ResponseWriter, *http.Request)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			c, err := shared()
+			if err != nil { // checked by Routes: not expected
+				httpapi.Error(w, r, http.StatusInternalServerError, "The web console is not available")
+				return
+			}
+			serve(c, w, r)
+		}
+	}
+	return []httpapi.Route{
+		{Method: http.MethodGet, Path: PathIndex, Handler: lazy((*Console).serveIndex), Public: true},
+		{Method: http.MethodGet, Path: PathAssets, Handler: lazy((*Console).serveAsset), Public: true},
+	}
+}
+
+// check finds in fsys what load needs: a dist folder whose index.html
+// names only files the folder has. It keeps nothing it read.
+func check(fsys fs.FS) error {
+	sub, err := fs.Sub(fsys, "dist")
+	if err != nil {
+		return err
+	}
+	index, err := fs.ReadFile(sub, "index.html")
+	if err != nil {
+		return fmt.Errorf("webui: dist has no index.html (run make web): %w", err)
+	}
+	for _, ref := range AssetRefs(index) {
+		// load keeps the folder's own files only, by name.
+		if st, err := fs.Stat(sub, ref); err != nil || st.IsDir() || strings.Contains(ref, "/") {
+			return fmt.Errorf("webui: index.html names /assets/%s, which dist lacks (run make web)", ref)
+		}
+	}
+	return nil
 }
 
 // Routes returns the console's routes.

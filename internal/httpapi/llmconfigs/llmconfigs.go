@@ -60,7 +60,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -70,6 +69,7 @@ import (
 	"agentchat/internal/gns3"
 	"agentchat/internal/httpapi"
 	"agentchat/internal/httpapi/userpath"
+	"agentchat/internal/idsyntax"
 	"agentchat/internal/llmconfig"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
@@ -207,7 +207,9 @@ func (h *Handlers) user(r *http.Request, modify bool) (subject, error) {
 	return subject{id: other, owner: store.UserOwner(name), groups: statusGroups{llmconfig.UserGroups(h.o.GNS3, target)}}, nil
 }
 
-var groupIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+// groupIDChars are the bytes of a group id after its first (a letter or
+// digit).
+var groupIDChars = idsyntax.NewSet(true, "_.-")
 
 // group authorises a group route and returns the owner {group_id} names
 // (a GNS3 user_group_id; UUIDs are lower-cased): the holder of
@@ -223,7 +225,7 @@ func (h *Handlers) group(r *http.Request, modify bool) (store.Owner, error) {
 	}
 	gid := r.PathValue("group_id")
 	if h.o.AdminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(h.o.AdminToken)) == 1 {
-		if !groupIDPattern.MatchString(gid) {
+		if !idsyntax.Plain(gid, groupIDChars, 128) {
 			return store.Owner{}, httpapi.Errorf(http.StatusUnprocessableEntity, "Invalid group_id: %q", truncate(gid, 64))
 		}
 		if l, ok := lowerUUID(gid); ok {

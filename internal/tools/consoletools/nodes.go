@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"agentchat/internal/console"
 	"agentchat/internal/gns3"
@@ -110,7 +111,7 @@ func (s *Toolset) allowedHost(ctx context.Context, host string) (string, error) 
 	var addrs []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{ip.Unmap()}
-	} else if !hostNameRE.MatchString(host) {
+	} else if !hostNameRE().MatchString(host) {
 		return "", fmt.Errorf("its console host %s is not the GNS3 host; not connected", quoteHost(host))
 	} else if addrs, err = s.lookup(ctx, host); err != nil || len(addrs) == 0 {
 		return "", fmt.Errorf("its console host %s is not the GNS3 host and cannot be resolved; not connected", quoteHost(host))
@@ -147,11 +148,14 @@ func (s *Toolset) gns3Addr(ctx context.Context, a netip.Addr) bool {
 // address or a host name, else only described (GNS3 node data is not
 // echoed as free text).
 func quoteHost(h string) string {
-	if _, err := netip.ParseAddr(h); err == nil || (len(h) <= 253 && hostNameRE.MatchString(h)) {
+	if _, err := netip.ParseAddr(h); err == nil || (len(h) <= 253 && hostNameRE().MatchString(h)) {
 		return strconv.Quote(h)
 	}
 	return "(not a valid host name)"
 }
 
 // hostNameRE matches a DNS host name.
-var hostNameRE = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$`)
+// Compiled on first use: most processes open no console.
+var hostNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$`)
+})

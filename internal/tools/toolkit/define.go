@@ -3,6 +3,7 @@ package toolkit
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -28,8 +29,12 @@ type Def[E any] struct {
 	// the gateway only, without a project_id.
 	Global bool
 
-	project, gateway *Args
-	run              func(ctx context.Context, env E, args map[string]any) (any, error)
+	project *Args
+	// gateway is made on its first use (the project form and the gateway
+	// form are both checked by Define): most processes never list the
+	// gateway's tools, and its form is a copy of the whole schema.
+	gateway func() *Args
+	run     func(ctx context.Context, env E, args map[string]any) (any, error)
 }
 
 // Define makes the tool name whose arguments are the struct A: its schema
@@ -68,10 +73,16 @@ func define[E, A any](name, description string, adjust func(*jsonschema.Schema),
 	if err != nil {
 		panic(fmt.Sprintf("toolkit: schema of %s: %v", name, err))
 	}
-	gateway, err := compile(withProjectID(s))
-	if err != nil {
+	if _, err := compile(withProjectID(s)); err != nil {
 		panic(fmt.Sprintf("toolkit: /v1 schema of %s: %v", name, err))
 	}
+	gateway := sync.OnceValue(func() *Args {
+		a, err := newArgs(withProjectID(s))
+		if err != nil { // rendered once already, by the check above
+			panic(fmt.Sprintf("toolkit: /v1 schema of %s: %v", name, err))
+		}
+		return a
+	})
 	return &Def[E]{
 		Name:        name,
 		Description: description,
@@ -92,7 +103,7 @@ func define[E, A any](name, description string, adjust func(*jsonschema.Schema),
 // its gateway form (with project_id, unless d is Global).
 func (d *Def[E]) Args(gateway bool) *Args {
 	if gateway && !d.Global {
-		return d.gateway
+		return d.gateway()
 	}
 	return d.project
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"agentchat/internal/httpapi/openaierr"
+	"agentchat/internal/idsyntax"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -135,7 +135,9 @@ func contentText(raw json.RawMessage, param string) (string, error) {
 	return strings.Join(texts, "\n"), nil
 }
 
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// nameChars are the bytes of a function's or a JSON schema's name (1 to
+// 64 of them).
+var nameChars = idsyntax.NewSet(true, "_-")
 
 // emptySchema is the parameters of a function declared without any.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -157,7 +159,7 @@ func convertTools(in []ToolSpec) ([]openai.Tool, error) {
 			return nil, openaierr.Invalid(p+".function", "'%s.function' is required.", p)
 		}
 		f := t.Function
-		if !toolNamePattern.MatchString(f.Name) {
+		if !nameChars.All(f.Name, 1, 64) {
 			return nil, openaierr.Invalid(p+".function.name", "'%s.function.name' must be 1 to 64 letters, digits, '_' or '-'.", p)
 		}
 		if seen[f.Name] {
@@ -222,7 +224,7 @@ func toolChoice(raw json.RawMessage) (any, error) {
 		return nil, openaierr.Invalid("tool_choice.type", "Only a tool_choice of type 'function' is supported (got %q).", clip(spec.Type, 32))
 	case spec.Function == nil:
 		return nil, openaierr.Invalid("tool_choice.function", "'tool_choice.function' is required.")
-	case !toolNamePattern.MatchString(spec.Function.Name):
+	case !nameChars.All(spec.Function.Name, 1, 64):
 		return nil, openaierr.Invalid("tool_choice.function.name", "'tool_choice.function.name' must be 1 to 64 letters, digits, '_' or '-'.")
 	}
 	return openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: spec.Function.Name}}, nil

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"agentchat/internal/httpapi/openaierr"
+	"agentchat/internal/idsyntax"
 	"agentchat/internal/llm"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -90,10 +90,8 @@ func (u *Unsupported) check() error {
 	return nil
 }
 
-var (
-	schemaNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	tokenIDPattern    = regexp.MustCompile(`^[0-9]{1,10}$`)
-)
+// digits are the bytes of a token id (1 to 10 of them).
+var digits = idsyntax.NewSet(false, "0123456789")
 
 // Allowed values of reasoning_effort and verbosity.
 var (
@@ -185,7 +183,7 @@ func logitBias(in map[string]float64) (map[string]int, error) {
 	}
 	out := make(map[string]int, len(in))
 	for k, v := range in {
-		if !tokenIDPattern.MatchString(k) {
+		if !digits.All(k, 1, 10) {
 			return nil, openaierr.Invalid("logit_bias", "'logit_bias' keys must be token ids (got %q).", clip(k, 32))
 		}
 		if v != math.Trunc(v) || v < -100 || v > 100 {
@@ -233,7 +231,7 @@ func responseFormat(raw json.RawMessage) (*openai.ChatCompletionResponseFormat, 
 	switch {
 	case js == nil:
 		return nil, openaierr.Invalid("response_format.json_schema", "'response_format.json_schema' is required for type 'json_schema'.")
-	case !schemaNamePattern.MatchString(js.Name):
+	case !nameChars.All(js.Name, 1, 64):
 		return nil, openaierr.Invalid("response_format.json_schema.name", "'response_format.json_schema.name' must be 1 to 64 letters, digits, '_' or '-'.")
 	}
 	out := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,

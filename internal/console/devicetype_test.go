@@ -1,0 +1,16 @@
+package console
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+// SupportedTypes names every entry of the table, sorted, without building
+// it.
+func TestSupportedTypesAreTheTable(t *testing.T) {
+	want := slices.Sorted(maps.Keys(builtinTypes()))
+	if got := SupportedTypes(); !slices.Equal(got, want) {
+		t.Fatalf("SupportedTypes() = %v, the table has %v", got, want)
+	}
+}
