@@ -8,11 +8,15 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5000x
 GOARCH_LAMBDA ?= arm64
 
-.PHONY: run test test-fast unit fuzz lint bench bench-e2e build deps clean web web-check browser
+.PHONY: run run-dynamodb test test-fast unit fuzz lint bench bench-e2e build deps clean web web-check browser
 
 ## run: start the local server (SQLite in ./.data, 127.0.0.1:8080)
 run:
 	$(GO) run ./functions/local
+
+## run-dynamodb: the local server with the DynamoDB store linked in (STORE=dynamodb, TABLE_NAME, ...)
+run-dynamodb:
+	$(GO) run ./functions/local/withdynamo
 
 ## deps: install the DynamoDB emulator used by the tests (dynalite, npm)
 deps: node_modules/.package-lock.json

@@ -28,6 +28,9 @@ args=()
 if [[ -n "${BENCH_E2E_PROFILE:-}" ]]; then
 	"$GO" build -o "$bin/agentchat" ./internal/benche2e/cmd/profserver
 	args+=(-cpuprofile "$BENCH_E2E_PROFILE")
+elif [[ " $* " == *" dynalite "* ]]; then
+	# -store dynalite: the local server built with the DynamoDB store.
+	"$GO" build -o "$bin/agentchat" ./functions/local/withdynamo
 else
 	"$GO" build -o "$bin/agentchat" ./functions/local
 fi

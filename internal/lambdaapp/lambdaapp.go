@@ -45,6 +45,7 @@ import (
 	"agentchat/internal/httpapi"
 	"agentchat/internal/telemetry"
 	"agentchat/internal/wire"
+	"agentchat/internal/wire/dynamowire"
 )
 
 // Kind is how a function is invoked.
@@ -150,7 +151,7 @@ func (f Func) Handler(ctx context.Context, getenv func(string) string, logOut io
 		return nil, nil, err
 	}
 	log := wire.NewLogger(logOut, cfg.LogLevel).With("function", f.Name)
-	base, err := wire.NewBase(ctx, cfg, log, wire.OpenDynamo)
+	base, err := wire.NewBase(ctx, cfg, log, dynamowire.Open)
 	if err != nil {
 		return nil, nil, err
 	}

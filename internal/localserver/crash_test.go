@@ -229,18 +229,26 @@ func roles(msgs []crashMessage) string {
 	return strings.Join(out, " ")
 }
 
-// buildLocalServer builds ./functions/local (CGO_ENABLED=0) into a
-// temporary directory and returns the binary's path.
+// buildLocalServer builds ./functions/local/withdynamo, the local server
+// that serves SQLite and DynamoDB (CGO_ENABLED=0), into a temporary
+// directory and returns the binary's path.
 func buildLocalServer(t *testing.T) string {
+	t.Helper()
+	return buildCommand(t, "agentchat/functions/local/withdynamo")
+}
+
+// buildCommand builds the command pkg (CGO_ENABLED=0) into a temporary
+// directory and returns the binary's path.
+func buildCommand(t *testing.T, pkg string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "agentchat")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	cmd := exec.Command("go", "build", "-o", bin, "agentchat/functions/local")
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build functions/local: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }

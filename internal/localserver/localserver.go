@@ -1,6 +1,7 @@
 // Package localserver runs every agentchat route in one net/http server
-// over an embedded SQLite file (or DynamoDB with STORE=dynamodb): the
-// `make run` experience.
+// over an embedded SQLite file (or DynamoDB with STORE=dynamodb, in the
+// binary that links it: functions/local/withdynamo): the `make run`
+// experience.
 package localserver
 
 import (
@@ -32,41 +33,56 @@ const ShutdownGrace = 30 * time.Second
 // after ShutdownGrace.
 const FinishGrace = 20 * time.Second
 
-// OpenStore opens the configured store: the SQLite file in DataDir, or
-// DynamoDB.
-func OpenStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
-	// The abort route and the turns share this process: an abort wakes
-	// its turn at once instead of at the turn's next poll of the flag.
-	if cfg.Store == config.StoreDynamoDB {
-		st, err := wire.OpenDynamo(ctx, cfg, log)
+// StoreOpener returns the opener of the configured store: the SQLite file
+// in DataDir, or DynamoDB (STORE=dynamodb) with dynamo, which may be nil
+// in a binary that links no AWS SDK (functions/local): STORE=dynamodb is
+// then refused with a message naming the command that has it. Either
+// store tells its turns of an abort at once (store.WithAbortNotifications).
+func StoreOpener(dynamo wire.StoreOpener) wire.StoreOpener {
+	return func(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
+		// The abort route and the turns share this process: an abort wakes
+		// its turn at once instead of at the turn's next poll of the flag.
+		if cfg.Store == config.StoreDynamoDB {
+			if dynamo == nil {
+				return nil, errors.New("STORE=dynamodb: this local server links SQLite only; run `go run ./functions/local/withdynamo` for DynamoDB")
+			}
+			st, err := dynamo(ctx, cfg, log)
+			if err != nil {
+				return nil, err
+			}
+			return store.WithAbortNotifications(st), nil
+		}
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
+		}
+		path := filepath.Join(cfg.DataDir, SQLiteFile)
+		// With tracing on (wire.NewBase reads the same variables), a client
+		// span per SQLite statement; off, the plain driver.
+		st, err := sqlite.Open(ctx, path, sqlite.WithLimits(wire.Limits(cfg)), sqlite.WithTracing(telemetry.Enabled(os.Getenv)))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 		}
 		return store.WithAbortNotifications(st), nil
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
-	}
-	path := filepath.Join(cfg.DataDir, SQLiteFile)
-	// With tracing on (wire.NewBase reads the same variables), a client
-	// span per SQLite statement; off, the plain driver.
-	st, err := sqlite.Open(ctx, path, sqlite.WithLimits(wire.Limits(cfg)), sqlite.WithTracing(telemetry.Enabled(os.Getenv)))
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
-	}
-	return store.WithAbortNotifications(st), nil
 }
 
 // Run loads the configuration from getenv, builds every route and serves
-// until ctx is done, then shuts down gracefully. It prints the URL and the
-// mode to out; logs go to logOut as JSON. ready, when not nil, receives the
-// listen address once the server accepts connections.
+// until ctx is done, then shuts down gracefully, on SQLite (see RunWith for
+// DynamoDB). It prints the URL and the mode to out; logs go to logOut as
+// JSON. ready, when not nil, receives the listen address once the server
+// accepts connections.
 func Run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string) error {
-	return run(ctx, getenv, out, logOut, ready, DefaultTimeouts())
+	return RunWith(ctx, getenv, out, logOut, ready, nil)
 }
 
-// run is Run with the server's timeouts (tests shorten them).
-func run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string, timeouts Timeouts) error {
+// RunWith is Run that serves STORE=dynamodb with the store dynamo opens
+// (dynamowire.Open).
+func RunWith(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string, dynamo wire.StoreOpener) error {
+	return run(ctx, getenv, out, logOut, ready, DefaultTimeouts(), dynamo)
+}
+
+// run is RunWith with the server's timeouts (tests shorten them).
+func run(ctx context.Context, getenv func(string) string, out, logOut io.Writer, ready chan<- string, timeouts Timeouts, dynamo wire.StoreOpener) error {
 	cfg, err := config.Load(getenv, config.LocalDefaults())
 	if err != nil {
 		return err // one line per problem, under "invalid configuration:"
@@ -77,7 +93,7 @@ func run(ctx context.Context, getenv func(string) string, out, logOut io.Writer,
 		}
 	}
 	log := wire.NewLogger(logOut, cfg.LogLevel)
-	base, err := wire.NewBase(ctx, cfg, log, OpenStore)
+	base, err := wire.NewBase(ctx, cfg, log, StoreOpener(dynamo))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentchat/internal/llm/llmtest"
+	"agentchat/internal/wire/dynamowire"
 )
 
 func env(m map[string]string) func(string) string {
@@ -32,7 +33,7 @@ func startWith(t *testing.T, vars map[string]string, timeouts Timeouts) (string,
 	out, logs := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, env(vars), out, logs, ready, timeouts) }()
+	go func() { errc <- run(ctx, env(vars), out, logs, ready, timeouts, dynamowire.Open) }()
 	select {
 	case addr := <-ready:
 		stopped := false
@@ -114,6 +115,9 @@ func TestRefusesBadConfiguration(t *testing.T) {
 	}{
 		{"non-loopback in single-user mode", map[string]string{"ADDR": "0.0.0.0:0"}, "refusing to start"},
 		{"short JWT secret", map[string]string{"ADDR": "127.0.0.1:0", "JWT_SECRET": "short"}, "JWT_SECRET"},
+		// Run links SQLite only (functions/local); RunWith serves DynamoDB.
+		{"DynamoDB without its build", map[string]string{"ADDR": "127.0.0.1:0", "STORE": "dynamodb", "TABLE_NAME": "agentchat",
+			"DYNAMODB_ENDPOINT": "http://127.0.0.1:1"}, "functions/local/withdynamo"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

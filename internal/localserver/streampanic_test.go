@@ -29,6 +29,7 @@ import (
 	"agentchat/internal/syncbuf"
 	"agentchat/internal/wire"
 	"agentchat/internal/wire/agentwire"
+	"agentchat/internal/wire/dynamowire"
 )
 
 // This file enforces one rule on every route of the server: a streaming
@@ -223,7 +224,7 @@ func newPanicServer(t *testing.T) *panicServer {
 		t.Fatal(err)
 	}
 	logs := &syncbuf.Buffer{}
-	base, err := wire.NewBase(ctx, cfg, wire.NewLogger(logs, cfg.LogLevel), OpenStore)
+	base, err := wire.NewBase(ctx, cfg, wire.NewLogger(logs, cfg.LogLevel), StoreOpener(dynamowire.Open))
 	if err != nil {
 		t.Fatal(err)
 	}

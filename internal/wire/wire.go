@@ -22,7 +22,6 @@ import (
 	"agentchat/internal/logctx"
 	"agentchat/internal/secrets"
 	"agentchat/internal/store"
-	"agentchat/internal/store/dynamo"
 	"agentchat/internal/telemetry"
 )
 
@@ -32,29 +31,9 @@ func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(logctx.NewHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
-// StoreOpener opens the store a process uses.
+// StoreOpener opens the store a process uses (dynamowire.Open: the
+// DynamoDB table, apart so that a process on SQLite links no AWS SDK).
 type StoreOpener func(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error)
-
-// OpenDynamo opens the configured DynamoDB table, creating it when an
-// emulator endpoint is configured (emulators start empty).
-func OpenDynamo(ctx context.Context, cfg *config.Config, log *slog.Logger) (store.Store, error) {
-	st, err := dynamo.New(ctx, dynamo.Options{
-		TableName: cfg.TableName,
-		Endpoint:  cfg.DynamoDBEndpoint,
-		Region:    cfg.AWSRegion,
-		Logger:    log,
-		Limits:    Limits(cfg),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open dynamodb table %s: %w", cfg.TableName, err)
-	}
-	if cfg.DynamoDBEndpoint != "" {
-		if err := st.CreateTable(ctx); err != nil {
-			return nil, fmt.Errorf("create dynamodb table %s: %w", cfg.TableName, err)
-		}
-	}
-	return st, nil
-}
 
 // Limits are the per-user limits of cfg (MAX_SESSIONS_PER_USER,
 // MAX_LLM_CONFIGS_PER_USER, MAX_API_KEYS_PER_USER), which the store

@@ -32,6 +32,7 @@ import (
 	"agentchat/internal/lambdaapp"
 	"agentchat/internal/store"
 	"agentchat/internal/wire"
+	"agentchat/internal/wire/dynamowire"
 )
 
 // Function names (folders under functions/).
@@ -250,7 +251,7 @@ func NewWorker(ctx context.Context, getenv func(string) string) (*Worker, error)
 		return nil, err
 	}
 	log := wire.NewLogger(os.Stdout, cfg.LogLevel).With("function", WorkerFunction)
-	st, err := wire.OpenDynamo(ctx, cfg, log)
+	st, err := dynamowire.Open(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"agentchat/internal/benche2e"
 	"agentchat/internal/localserver"
+	"agentchat/internal/wire/dynamowire"
 )
 
 func main() {
@@ -33,7 +34,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := localserver.Run(ctx, os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
+	// Both stores: the profile of a -store dynalite run too.
+	if err := localserver.RunWith(ctx, os.Getenv, os.Stdout, os.Stderr, nil, dynamowire.Open); err != nil {
 		fmt.Fprintln(os.Stderr, "agentchat:", err)
 		stop()
 		stopProfile()
