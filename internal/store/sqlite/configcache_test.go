@@ -175,3 +175,103 @@ func TestUserBudgetCache(t *testing.T) {
 		t.Fatalf("budget after %v = %d, want 3", readTTL, got)
 	}
 }
+
+// The cached default by reference (a group's configuration) follows the
+// writes made through the same Store at once, and another process's
+// within readTTL.
+func TestDefaultLLMConfigRefCache(t *testing.T) {
+	ctx := context.Background()
+	group := store.GroupOwner("g")
+	refModel := func(t *testing.T, s *Store) string {
+		t.Helper()
+		c, err := s.DefaultLLMConfigRef(ctx, "alice")
+		if errors.Is(err, store.ErrNotFound) {
+			return "(none)"
+		}
+		if err != nil {
+			t.Fatalf("DefaultLLMConfigRef: %v", err)
+		}
+		m, _ := c.Config["model"].(string)
+		return m
+	}
+	create := func(t *testing.T, s *Store, id, model string) {
+		t.Helper()
+		c := &store.LLMConfig{ID: id, Owner: group, Name: id, ModelType: "text", Config: map[string]any{"model": model}}
+		if err := s.CreateLLMConfig(ctx, c); err != nil {
+			t.Fatalf("CreateLLMConfig %s: %v", id, err)
+		}
+	}
+	setRef := func(t *testing.T, s *Store, id string) {
+		t.Helper()
+		if _, err := s.SetDefaultLLMConfigRef(ctx, "alice", "g", id); err != nil {
+			t.Fatalf("SetDefaultLLMConfigRef %s: %v", id, err)
+		}
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T, s, other *Store, clock *manualclock.Clock)
+	}{
+		{"set, update, unset and delete through the store are seen at once", func(t *testing.T, s, _ *Store, _ *manualclock.Clock) {
+			create(t, s, "a", "m1")
+			create(t, s, "b", "m2")
+			if got := refModel(t, s); got != "(none)" {
+				t.Fatalf("model = %q, want none", got)
+			}
+			setRef(t, s, "a")
+			if got := refModel(t, s); got != "m1" {
+				t.Fatalf("model after set = %q, want m1", got)
+			}
+			c := &store.LLMConfig{ID: "a", Owner: group, Name: "a", ModelType: "text", Config: map[string]any{"model": "m3"}}
+			if _, err := s.UpdateLLMConfig(ctx, c, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got := refModel(t, s); got != "m3" {
+				t.Fatalf("model after update = %q, want m3", got)
+			}
+			setRef(t, s, "b")
+			if got := refModel(t, s); got != "m2" {
+				t.Fatalf("model after another set = %q, want m2", got)
+			}
+			if err := s.UnsetDefaultLLMConfigRef(ctx, "alice", "g", "b"); err != nil {
+				t.Fatal(err)
+			}
+			if got := refModel(t, s); got != "(none)" {
+				t.Fatalf("model after unset = %q, want none", got)
+			}
+			setRef(t, s, "a")
+			_ = refModel(t, s)
+			if err := s.DeleteLLMConfig(ctx, group, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if got := refModel(t, s); got != "(none)" {
+				t.Fatalf("model after delete = %q, want none", got)
+			}
+		}},
+		{"another process's write is seen within the bound", func(t *testing.T, s, other *Store, clock *manualclock.Clock) {
+			create(t, s, "a", "m1")
+			if got := refModel(t, s); got != "(none)" {
+				t.Fatalf("model = %q, want none", got)
+			}
+			setRef(t, other, "a")
+			if got := refModel(t, s); got != "(none)" {
+				t.Fatalf("model right after the other store's set = %q, want the cached none", got)
+			}
+			clock.Add(readTTL)
+			if got := refModel(t, s); got != "m1" {
+				t.Fatalf("model after %v = %q, want m1", readTTL, got)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+			s, path := openTemp(t, WithClock(clock.Now))
+			other, err := Open(ctx, path, WithClock(clock.Now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = other.Close() })
+			tc.run(t, s, other, clock)
+		})
+	}
+}

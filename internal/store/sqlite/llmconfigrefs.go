@@ -51,18 +51,35 @@ JOIN llm_config_default_refs r ON r.ref_kind = c.owner_kind AND r.group_id = c.o
 WHERE r.user_id = ?`
 
 // DefaultLLMConfigRef implements store.LLMConfigs with one prepared query.
+// The read is cached as DefaultLLMConfig's is (see readCache; every turn of
+// a user without a default of their own makes it): writes through this
+// Store are seen at once, another process's within readTTL.
 func (s *Store) DefaultLLMConfigRef(ctx context.Context, userID string) (*store.LLMConfig, error) {
 	if userID == "" {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
-	st, err := s.defaultLLMConfigRef.get(ctx, s.r)
-	if err != nil {
-		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+	now := s.now()
+	e, hit := s.configRefs.get(userID, now)
+	if !hit {
+		gen := s.configRefs.generation()
+		st, err := s.defaultLLMConfigRef.get(ctx, s.r)
+		if err != nil {
+			return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+		}
+		e = cachedConfig{found: true}
+		err = e.row.scan(st.QueryRowContext(ctx, userID))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			e.found = false
+		case err != nil:
+			return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
+		}
+		s.configRefs.put(userID, e, gen, now)
 	}
-	c, err := scanLLMConfig(st.QueryRowContext(ctx, userID))
-	if errors.Is(err, sql.ErrNoRows) {
+	if !e.found {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
+	c, err := e.row.decode()
 	if err != nil {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
 	}

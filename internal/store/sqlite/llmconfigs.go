@@ -387,8 +387,10 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 }
 
 // writeConfigs is write for the LLM configuration tables: it invalidates
-// the cached defaults once the transaction is over.
+// the cached defaults (and defaults by reference) once the transaction is
+// over.
 func (s *Store) writeConfigs(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	defer s.configRefs.invalidate()
 	defer s.configs.invalidate()
 	return s.write(ctx, fn)
 }

@@ -55,6 +55,9 @@ type Store struct {
 	turnLogWriter *groupWriter[turnAppend]
 	// configs caches the owners' default LLM configurations.
 	configs readCache[configOwnerKey, cachedConfig]
+	// configRefs caches the users' defaults by reference (a group's
+	// configuration), by user id.
+	configRefs readCache[string, cachedConfig]
 	// budgets caches the users' budgets, read on every turn.
 	budgets readCache[string, store.Budget]
 	// history caches the ends of the sessions' histories (OpenTurn).
