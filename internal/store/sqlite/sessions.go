@@ -301,19 +301,22 @@ func (s *Store) SetPinned(ctx context.Context, k store.Key, pinned bool) (*store
 func (s *Store) SetGeneratedTitle(ctx context.Context, k store.Key, title string) (bool, error) {
 	var written bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		// One prepared statement writes it unless the user set the title;
+		// only a miss reads why.
+		res, err := tx.StmtContext(ctx, s.ws.setGeneratedTitle).ExecContext(ctx, append([]any{title}, keyArgs(k)...)...)
+		if err != nil {
+			return err
+		}
+		if n, err := rowsAffected(res); err != nil || n == 1 {
+			written = err == nil
+			return err
+		}
 		var byUser bool
-		err := tx.QueryRowContext(ctx, `SELECT title_set_by_user FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&byUser)
+		err = tx.StmtContext(ctx, s.ws.titleSetByUser).QueryRowContext(ctx, keyArgs(k)...).Scan(&byUser)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
-		if err != nil || byUser {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE `+keyWhere, append([]any{title}, keyArgs(k)...)...); err != nil {
-			return err
-		}
-		written = true
-		return nil
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("set generated title of session %s: %w", k.ThreadID, err)

@@ -73,6 +73,13 @@ type writeStmts struct {
 	appendTurnEvents *sql.Stmt
 	// sessionCount checks the sessions limit after an insert.
 	sessionCount *sql.Stmt
+	// leaseState explains a lease not taken (leaseRefused): every turn
+	// that creates its session with a client-made id reads it.
+	leaseState *sql.Stmt
+	// setGeneratedTitle and titleSetByUser write a new session's title
+	// (SetGeneratedTitle, once per new session).
+	setGeneratedTitle *sql.Stmt
+	titleSetByUser    *sql.Stmt
 }
 
 func (w *writeStmts) defs() []stmtDef {
@@ -113,6 +120,9 @@ WHERE ` + keyWhere},
 		{"message id", &w.messageID, `SELECT id FROM messages WHERE project_id = ? AND thread_id = ? AND seq = ?`},
 		{"append turn events", &w.appendTurnEvents, appendTurnEventsSQL},
 		{"session count (writer)", &w.sessionCount, sessionCountQuery},
+		{"set generated title", &w.setGeneratedTitle, `UPDATE sessions SET title = ? WHERE ` + keyWhere + ` AND title_set_by_user = 0`},
+		{"title set by user", &w.titleSetByUser, `SELECT title_set_by_user FROM sessions WHERE ` + keyWhere},
+		{"lease state", &w.leaseState, `SELECT lease_owner, lease_until, abort_requested, abort_at FROM sessions WHERE ` + keyWhere},
 	}
 }
 
