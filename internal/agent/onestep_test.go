@@ -59,6 +59,19 @@ func (s *stepStore) FinishTurn(ctx context.Context, k store.Key, owner string, m
 	return s.Store.FinishTurn(ctx, k, owner, msgs, d)
 }
 
+func (s *stepStore) FinishTitledTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats, title string) ([]store.Message, error) {
+	s.record("FinishTitledTurn")
+	if s.finishErr != nil {
+		return nil, s.finishErr
+	}
+	return s.Store.FinishTitledTurn(ctx, k, owner, msgs, d, title)
+}
+
+func (s *stepStore) SetGeneratedTitle(ctx context.Context, k store.Key, title string) (bool, error) {
+	s.record("SetGeneratedTitle")
+	return s.Store.SetGeneratedTitle(ctx, k, title)
+}
+
 func (s *stepStore) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
 	s.record("GetSession")
 	return s.Store.GetSession(ctx, k)
@@ -93,8 +106,9 @@ func (s *stepStore) ReleaseLease(ctx context.Context, k store.Key, owner string)
 // with one call (lease, session and history), stores the user message
 // beside the LLM call and ends with one call (answer, statistics, release);
 // a turn that makes the session's title stores its answer before the
-// title's LLM call; a failed end reports the answer unsaved and still frees
-// the session.
+// title's LLM call and the title in the call that ends it; a failed end
+// reports the answer unsaved and still frees the session (and still
+// stores a title to make).
 func TestOneStepTurn(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -104,14 +118,18 @@ func TestOneStepTurn(t *testing.T) {
 		wantCalls []string
 		wantError string // the turn's error event
 		wantSaved bool   // the answer is in the history afterwards
+		wantTitle string // the session's title afterwards
 	}{
 		{name: "titled session", title: "Lab work",
-			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true},
+			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true, wantTitle: "Lab work"},
 		{name: "title to make",
-			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true},
+			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTitledTurn", "OpenOrCreateTurn"}, wantSaved: true, wantTitle: "A title"},
 		{name: "the end fails", title: "Lab work", finishErr: errors.New("disk full"),
 			wantCalls: []string{"AddTurnStats", "AppendMessages", "FinishTurn", "OpenOrCreateTurn", "ReleaseLease"},
-			wantError: saveFailedText},
+			wantError: saveFailedText, wantTitle: "Lab work"},
+		{name: "the end fails with a title to make", finishErr: errors.New("disk full"),
+			wantCalls: []string{"AddTurnStats", "AppendMessages", "AppendMessages", "FinishTitledTurn", "FinishTurn", "OpenOrCreateTurn", "ReleaseLease", "SetGeneratedTitle"},
+			wantSaved: true, wantTitle: "A title"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,6 +176,9 @@ func TestOneStepTurn(t *testing.T) {
 			noErrT(t, err)
 			if sess.Stats.Turns != 1 {
 				t.Errorf("turns = %d, want 1", sess.Stats.Turns)
+			}
+			if sess.Title != tc.wantTitle {
+				t.Errorf("title = %q, want %q", sess.Title, tc.wantTitle)
 			}
 			if tc.wantError != "" && sess.Stats.Errors != 1 {
 				t.Errorf("errors = %d, want 1", sess.Stats.Errors)

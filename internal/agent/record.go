@@ -160,7 +160,8 @@ func (tr *turnRun) toolMessages(results []toolResult) []store.Message {
 }
 
 // finish writes the turn's statistics once, with the final answer when it
-// waits in tr.final, and releases the lease (store.FinishTurn), with a
+// waits in tr.final and the generated title when there is one, and
+// releases the lease (store.FinishTitledTurn), with a
 // context that outlives the turn's, and returns the error text to report:
 // errMsg, or a failure to store the final answer. A deleted session gets
 // no statistics.
@@ -208,7 +209,7 @@ func (tr *turnRun) finish(errMsg string) string {
 		stats.Errors = 1
 	}
 	t.tag(msgs)
-	out, err := store.FinishTurn(ctx, t.r.o.Store, t.req.Key, t.owner, msgs, stats)
+	out, err := store.FinishTitledTurn(ctx, t.r.o.Store, t.req.Key, t.owner, msgs, stats, tr.newTitle)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		deleted()

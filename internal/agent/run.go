@@ -57,6 +57,9 @@ type turnRun struct {
 	// the release of the lease (store.FinishTurn: one write when the store
 	// has it).
 	final *store.Message
+	// newTitle is the session's generated title (empty: none), stored by
+	// finish too (store.FinishTitledTurn).
+	newTitle string
 
 	// snapTried: the turn's snapshot was attempted (beforeChange);
 	// snapshotID is the one taken, empty when none.

@@ -330,6 +330,32 @@ func FinishTurn(ctx context.Context, st Store, k Key, owner string, msgs []Messa
 	return msgs, errors.Join(errs...)
 }
 
+// FinishTitledTurn is FinishTurn that also sets title (when not empty) as
+// the session's generated title, unless the user set one: in the same
+// write on a TitledTurnFinisher, else (or when that write fails) with
+// Sessions.SetGeneratedTitle right before FinishTurn. A title that could
+// not be stored fails nothing else: its error is joined to FinishTurn's.
+func FinishTitledTurn(ctx context.Context, st Store, k Key, owner string, msgs []Message, d TurnStats, title string) ([]Message, error) {
+	if title == "" {
+		return FinishTurn(ctx, st, k, owner, msgs, d)
+	}
+	if tf, ok := Capability[TitledTurnFinisher](st); ok {
+		out, err := tf.FinishTitledTurn(ctx, k, owner, msgs, withMessages(d, msgs), title)
+		if err == nil || errors.Is(err, ErrNotFound) {
+			return out, err
+		}
+	}
+	var titleErr error
+	if _, err := st.SetGeneratedTitle(ctx, k, title); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("finish turn on session %s: %w", k.ThreadID, err)
+		}
+		titleErr = fmt.Errorf("set generated title of session %s: %w", k.ThreadID, err)
+	}
+	out, err := FinishTurn(ctx, st, k, owner, msgs, d)
+	return out, errors.Join(err, titleErr)
+}
+
 // withMessages is d with msgs counted.
 func withMessages(d TurnStats, msgs []Message) TurnStats {
 	d.Messages += int64(len(msgs))
