@@ -72,6 +72,16 @@ func (s *stepStore) SetGeneratedTitle(ctx context.Context, k store.Key, title st
 	return s.Store.SetGeneratedTitle(ctx, k, title)
 }
 
+func (s *stepStore) CreateSeededSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration, msgs []store.Message) ([]store.Message, error) {
+	s.record("CreateSeededSession")
+	return s.Store.CreateSeededSession(ctx, sess, owner, ttl, msgs)
+}
+
+func (s *stepStore) CreateLeasedSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration) error {
+	s.record("CreateLeasedSession")
+	return s.Store.CreateLeasedSession(ctx, sess, owner, ttl)
+}
+
 func (s *stepStore) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
 	s.record("GetSession")
 	return s.Store.GetSession(ctx, k)
@@ -205,5 +215,42 @@ func noErrT(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On a store that creates a session with its first messages
+// (store.SeededSessionCreator), a new session's turn (its id made by the
+// server) stores its user message in the session's write: the other
+// writes are the answer's (before the title's LLM call) and the end's. The
+// history, the statistics and the message count are those of a turn
+// without it.
+func TestNewSessionSeededWithUserMessage(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	st := &stepStore{Store: h.st}
+	h.rt.o.Store = st
+	h.llm.Enqueue(llmtest.Reply{Text: "The answer."}, llmtest.Reply{Text: "A title"})
+	tr, err := h.rt.StartTurn(ctx, TurnRequest{Key: store.Key{ProjectID: "project-1", UserID: "user-1"}, AgentID: "tester", Message: "first question"})
+	if err != nil {
+		t.Fatalf("start turn: %v", err)
+	}
+	var ev events
+	tr.Run(ctx, func(e Event) { ev = append(ev, e) })
+	checkEnd(t, ev, false)
+	want := []string{"AppendMessages", "CreateSeededSession", "FinishTitledTurn"}
+	if got := st.took(); !slices.Equal(got, want) {
+		t.Errorf("store calls %v, want %v", got, want)
+	}
+	k := tr.Session().Key()
+	msgs := h.messages(k)
+	if len(msgs) != 2 || msgs[0].Role != store.RoleUser || msgs[0].Content != "first question" || msgs[1].Content != "The answer." {
+		t.Fatalf("history %+v, want the question then the answer", msgs)
+	}
+	if msgs[0].Metadata[store.MetadataTurnID] != tr.ID() {
+		t.Errorf("user message turn id %v, want %s", msgs[0].Metadata[store.MetadataTurnID], tr.ID())
+	}
+	sess := h.session(k)
+	if sess.MessageCount != 2 || sess.Stats.Turns != 1 || sess.Title != "A title" {
+		t.Errorf("session: %d messages, %d turns, title %q; want 2, 1, \"A title\"", sess.MessageCount, sess.Stats.Turns, sess.Title)
 	}
 }

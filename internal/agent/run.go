@@ -174,6 +174,9 @@ func (tr *turnRun) run() string {
 
 	now := o.Now().UTC()
 	user := store.Message{ID: o.NewID(), Role: store.RoleUser, Content: t.req.Message, CreatedAt: now}
+	if t.seed != nil {
+		user = *t.seed // written with the session (createBeside)
+	}
 	var (
 		history []openai.ChatCompletionMessage
 		repairs []store.Message
