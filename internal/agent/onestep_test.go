@@ -59,6 +59,29 @@ func (s *stepStore) FinishTurn(ctx context.Context, k store.Key, owner string, m
 	return s.Store.FinishTurn(ctx, k, owner, msgs, d)
 }
 
+func (s *stepStore) FinishTitledTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats, title string) ([]store.Message, error) {
+	s.record("FinishTitledTurn")
+	if s.finishErr != nil {
+		return nil, s.finishErr
+	}
+	return s.Store.FinishTitledTurn(ctx, k, owner, msgs, d, title)
+}
+
+func (s *stepStore) SetGeneratedTitle(ctx context.Context, k store.Key, title string) (bool, error) {
+	s.record("SetGeneratedTitle")
+	return s.Store.SetGeneratedTitle(ctx, k, title)
+}
+
+func (s *stepStore) CreateSeededSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration, msgs []store.Message) ([]store.Message, error) {
+	s.record("CreateSeededSession")
+	return s.Store.CreateSeededSession(ctx, sess, owner, ttl, msgs)
+}
+
+func (s *stepStore) CreateLeasedSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration) error {
+	s.record("CreateLeasedSession")
+	return s.Store.CreateLeasedSession(ctx, sess, owner, ttl)
+}
+
 func (s *stepStore) GetSession(ctx context.Context, k store.Key) (*store.Session, error) {
 	s.record("GetSession")
 	return s.Store.GetSession(ctx, k)
@@ -93,8 +116,9 @@ func (s *stepStore) ReleaseLease(ctx context.Context, k store.Key, owner string)
 // with one call (lease, session and history), stores the user message
 // beside the LLM call and ends with one call (answer, statistics, release);
 // a turn that makes the session's title stores its answer before the
-// title's LLM call; a failed end reports the answer unsaved and still frees
-// the session.
+// title's LLM call and the title in the call that ends it; a failed end
+// reports the answer unsaved and still frees the session (and still
+// stores a title to make).
 func TestOneStepTurn(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -104,14 +128,18 @@ func TestOneStepTurn(t *testing.T) {
 		wantCalls []string
 		wantError string // the turn's error event
 		wantSaved bool   // the answer is in the history afterwards
+		wantTitle string // the session's title afterwards
 	}{
 		{name: "titled session", title: "Lab work",
-			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true},
+			wantCalls: []string{"AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true, wantTitle: "Lab work"},
 		{name: "title to make",
-			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTurn", "OpenOrCreateTurn"}, wantSaved: true},
+			wantCalls: []string{"AppendMessages", "AppendMessages", "FinishTitledTurn", "OpenOrCreateTurn"}, wantSaved: true, wantTitle: "A title"},
 		{name: "the end fails", title: "Lab work", finishErr: errors.New("disk full"),
 			wantCalls: []string{"AddTurnStats", "AppendMessages", "FinishTurn", "OpenOrCreateTurn", "ReleaseLease"},
-			wantError: saveFailedText},
+			wantError: saveFailedText, wantTitle: "Lab work"},
+		{name: "the end fails with a title to make", finishErr: errors.New("disk full"),
+			wantCalls: []string{"AddTurnStats", "AppendMessages", "AppendMessages", "FinishTitledTurn", "FinishTurn", "OpenOrCreateTurn", "ReleaseLease", "SetGeneratedTitle"},
+			wantSaved: true, wantTitle: "A title"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,6 +187,9 @@ func TestOneStepTurn(t *testing.T) {
 			if sess.Stats.Turns != 1 {
 				t.Errorf("turns = %d, want 1", sess.Stats.Turns)
 			}
+			if sess.Title != tc.wantTitle {
+				t.Errorf("title = %q, want %q", sess.Title, tc.wantTitle)
+			}
 			if tc.wantError != "" && sess.Stats.Errors != 1 {
 				t.Errorf("errors = %d, want 1", sess.Stats.Errors)
 			}
@@ -184,5 +215,42 @@ func noErrT(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On a store that creates a session with its first messages
+// (store.SeededSessionCreator), a new session's turn (its id made by the
+// server) stores its user message in the session's write: the other
+// writes are the answer's (before the title's LLM call) and the end's. The
+// history, the statistics and the message count are those of a turn
+// without it.
+func TestNewSessionSeededWithUserMessage(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, nil)
+	st := &stepStore{Store: h.st}
+	h.rt.o.Store = st
+	h.llm.Enqueue(llmtest.Reply{Text: "The answer."}, llmtest.Reply{Text: "A title"})
+	tr, err := h.rt.StartTurn(ctx, TurnRequest{Key: store.Key{ProjectID: "project-1", UserID: "user-1"}, AgentID: "tester", Message: "first question"})
+	if err != nil {
+		t.Fatalf("start turn: %v", err)
+	}
+	var ev events
+	tr.Run(ctx, func(e Event) { ev = append(ev, e) })
+	checkEnd(t, ev, false)
+	want := []string{"AppendMessages", "CreateSeededSession", "FinishTitledTurn"}
+	if got := st.took(); !slices.Equal(got, want) {
+		t.Errorf("store calls %v, want %v", got, want)
+	}
+	k := tr.Session().Key()
+	msgs := h.messages(k)
+	if len(msgs) != 2 || msgs[0].Role != store.RoleUser || msgs[0].Content != "first question" || msgs[1].Content != "The answer." {
+		t.Fatalf("history %+v, want the question then the answer", msgs)
+	}
+	if msgs[0].Metadata[store.MetadataTurnID] != tr.ID() {
+		t.Errorf("user message turn id %v, want %s", msgs[0].Metadata[store.MetadataTurnID], tr.ID())
+	}
+	sess := h.session(k)
+	if sess.MessageCount != 2 || sess.Stats.Turns != 1 || sess.Title != "A title" {
+		t.Errorf("session: %d messages, %d turns, title %q; want 2, 1, \"A title\"", sess.MessageCount, sess.Stats.Turns, sess.Title)
 	}
 }

@@ -36,7 +36,7 @@ func (tr *turnRun) appendUser(msgs []store.Message) {
 		case <-tr.ctx.Done():
 		}
 		timer.Stop()
-		err := tr.persist(msgs)
+		err := tr.persistUser(msgs)
 		switch {
 		case errors.Is(err, errNotCreated):
 			tr.cancel(errNotCreated)
@@ -90,13 +90,35 @@ func (tr *turnRun) persist(msgs []store.Message) error {
 		}
 		return &userError{msg: saveFailedText, err: fmt.Errorf("append messages to session %s: %w", tr.t.req.Key.ThreadID, err)}
 	}
-	// Only the turn's goroutine and the user-message goroutine (which
-	// finishes before any other append) get here.
+	tr.count(msgs)
+	return nil
+}
+
+// count adds msgs, stored, to the turn's statistics. Only the turn's
+// goroutine and the user-message goroutine (which finishes before any
+// other append) call it.
+func (tr *turnRun) count(msgs []store.Message) {
 	tr.stats.Messages += int64(len(msgs))
 	if at := msgs[len(msgs)-1].CreatedAt; at.After(tr.stats.LastMessageAt) {
 		tr.stats.LastMessageAt = at
 	}
-	return nil
+}
+
+// persistUser stores the user message (msgs: with the history's repairs)
+// as persist does, unless the creation of the session stored it already
+// (Turn.seed): it is then only counted, once that write returned.
+func (tr *turnRun) persistUser(msgs []store.Message) error {
+	t := tr.t
+	if t.pending != nil && t.seed != nil && len(msgs) == 1 && msgs[0].ID == t.seed.ID {
+		if err := t.createErr(); err != nil {
+			return &userError{msg: notCreatedText, err: err}
+		}
+		if t.pending.seeded {
+			tr.count(msgs)
+			return nil
+		}
+	}
+	return tr.persist(msgs)
 }
 
 // assistant implements recorder: the final answer waits for finish
@@ -160,7 +182,8 @@ func (tr *turnRun) toolMessages(results []toolResult) []store.Message {
 }
 
 // finish writes the turn's statistics once, with the final answer when it
-// waits in tr.final, and releases the lease (store.FinishTurn), with a
+// waits in tr.final and the generated title when there is one, and
+// releases the lease (store.FinishTitledTurn), with a
 // context that outlives the turn's, and returns the error text to report:
 // errMsg, or a failure to store the final answer. A deleted session gets
 // no statistics.
@@ -208,7 +231,7 @@ func (tr *turnRun) finish(errMsg string) string {
 		stats.Errors = 1
 	}
 	t.tag(msgs)
-	out, err := store.FinishTurn(ctx, t.r.o.Store, t.req.Key, t.owner, msgs, stats)
+	out, err := store.FinishTitledTurn(ctx, t.r.o.Store, t.req.Key, t.owner, msgs, stats, tr.newTitle)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		deleted()
@@ -242,7 +265,7 @@ func (tr *turnRun) saveEarly(msgs []store.Message) {
 	if c := context.Cause(tr.ctx); errors.Is(c, errSessionGone) || errors.Is(c, errLeaseLost) {
 		return
 	}
-	if err := tr.persist(msgs); err != nil && !tr.gone() {
+	if err := tr.persistUser(msgs); err != nil && !tr.gone() {
 		tr.t.r.log.ErrorContext(tr.ctx, "save user message", "session", tr.t.req.Key.ThreadID, "err", err)
 	}
 }

@@ -57,6 +57,9 @@ type turnRun struct {
 	// the release of the lease (store.FinishTurn: one write when the store
 	// has it).
 	final *store.Message
+	// newTitle is the session's generated title (empty: none), stored by
+	// finish too (store.FinishTitledTurn).
+	newTitle string
 
 	// snapTried: the turn's snapshot was attempted (beforeChange);
 	// snapshotID is the one taken, empty when none.
@@ -171,6 +174,9 @@ func (tr *turnRun) run() string {
 
 	now := o.Now().UTC()
 	user := store.Message{ID: o.NewID(), Role: store.RoleUser, Content: t.req.Message, CreatedAt: now}
+	if t.seed != nil {
+		user = *t.seed // written with the session (createBeside)
+	}
 	var (
 		history []openai.ChatCompletionMessage
 		repairs []store.Message

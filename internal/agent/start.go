@@ -85,7 +85,11 @@ type Turn struct {
 	// opened is the session opened by store.OpenTurn (nil while pending),
 	// which gives its history.
 	opened *store.OpenedTurn
-	owner  string
+	// seed is the user message of a turn that creates its session beside
+	// its first LLM call: stored with the session when the store can
+	// (pendingCreate.seeded), else appended as on any turn.
+	seed  *store.Message
+	owner string
 	// mode is the turn's resolved agent mode (empty without modes).
 	mode    string
 	started atomic.Bool
@@ -284,6 +288,8 @@ const notCreatedText = "Could not start the conversation."
 type pendingCreate struct {
 	done chan struct{} // closed once the write returned
 	err  error
+	// seeded: the write stored the turn's user message (Turn.seed) too.
+	seeded bool
 }
 
 // createBeside starts the creation of the turn's new session, with its
@@ -303,15 +309,25 @@ func (t *Turn) createBeside(ctx context.Context) error {
 	t.pending = p
 	op := t.opening(func() (*store.Session, error) { return s, nil })
 	op.Fresh = true
+	if len(t.req.Decisions) == 0 {
+		// The user message goes with the session, in its write, when the
+		// store can (one write less per new session).
+		t.seed = &store.Message{ID: t.r.o.NewID(), Role: store.RoleUser, Content: t.req.Message, CreatedAt: s.CreatedAt}
+		op.Seed = []store.Message{*t.seed}
+		t.tag(op.Seed)
+	}
 	go func() {
 		defer close(p.done)
 		// The write outlives the request's cancellation: the turn ends
 		// (and releases the lease) either way.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 		defer cancel()
-		if _, err := store.OpenTurn(wctx, t.r.o.Store, op); err != nil {
+		o, err := store.OpenTurn(wctx, t.r.o.Store, op)
+		if err != nil {
 			p.err = fmt.Errorf("%w: %w", errNotCreated, err)
+			return
 		}
+		p.seeded = len(o.Seeded) > 0
 	}()
 	return nil
 }

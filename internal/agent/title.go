@@ -2,13 +2,11 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"agentchat/internal/llm"
-	"agentchat/internal/store"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -26,8 +24,8 @@ const (
 
 // title generates the session's title with one non-streamed LLM call
 // (counted in the turn's statistics when it succeeds), bounded by its own
-// short timeout, and stores it unless the user renamed the session
-// meanwhile. The model sees the exchange just answered (question and
+// short timeout, and leaves it to finish, which stores it unless the user
+// renamed the session meanwhile. The model sees the exchange just answered (question and
 // answer belong together even when earlier turns failed); on failure the
 // first characters of the session's first user message are used.
 func (tr *turnRun) title(firstUser, question, answer string) {
@@ -53,19 +51,9 @@ func (tr *turnRun) title(firstUser, question, answer string) {
 	if title == "" {
 		title = fallbackTitle(firstUser)
 	}
-	if title == "" {
-		return
-	}
-	pctx, pcancel := tr.persistCtx()
-	defer pcancel()
-	if _, err := t.r.o.Store.SetGeneratedTitle(pctx, t.req.Key, title); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			tr.cancel(errSessionGone)
-			t.r.log.InfoContext(pctx, "session deleted during the turn; title not stored", "session", t.req.Key.ThreadID)
-			return
-		}
-		t.r.log.ErrorContext(pctx, "store session title", "session", t.req.Key.ThreadID, "err", err)
-	}
+	// Stored by finish, in the write that ends the turn
+	// (store.FinishTitledTurn).
+	tr.newTitle = title
 }
 
 // cleanTitle keeps the first non-empty line of a model's answer, without a

@@ -138,9 +138,12 @@ func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string,
 			if tools == nil {
 				base += "\n\n" + gns3NoTools
 			} else {
-				all := tools.Gateway()
+				// One of the two sets: each is built afresh for the turn.
+				var all []agent.Tool
 				if t.ProjectID != "" {
 					all = tools.Project(t.ProjectID)
+				} else {
+					all = tools.Gateway()
 				}
 				offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
 				if mode == ModeTroubleshootingInjection {

@@ -53,6 +53,26 @@ type TurnFinisher interface {
 	FinishTurn(ctx context.Context, k Key, owner string, msgs []Message, d TurnStats) ([]Message, error)
 }
 
+// SeededSessionCreator is a Store that creates a session with its lease
+// and its first messages in one step (a new session's turn stores its user
+// message with the session).
+type SeededSessionCreator interface {
+	// CreateSeededSession is Sessions.CreateLeasedSession that also
+	// appends msgs (as Messages.AppendMessages) in the same atomic write;
+	// it returns the appended messages.
+	CreateSeededSession(ctx context.Context, sess *Session, owner string, ttl time.Duration, msgs []Message) ([]Message, error)
+}
+
+// TitledTurnFinisher is a TurnFinisher that also sets the session's
+// generated title in the same step (a new session's turn, whose title is
+// made once its answer is final).
+type TitledTurnFinisher interface {
+	// FinishTitledTurn is FinishTurn that also sets title as the session's
+	// generated title, unless the user set one (as
+	// Sessions.SetGeneratedTitle), in the same atomic write.
+	FinishTitledTurn(ctx context.Context, k Key, owner string, msgs []Message, d TurnStats, title string) ([]Message, error)
+}
+
 // Wrapper is a Store that adds behaviour around another one (such as
 // WithAbortNotifications); Unwrap returns that one.
 type Wrapper interface {

@@ -36,6 +36,11 @@ type TurnOpening struct {
 	// (CreateLeasedSession); ErrExists is then a failure, never a session
 	// to join.
 	Fresh bool
+	// Seed are messages to store with the session when OpenTurn creates
+	// it, in the same write, when the store can (SeededSessionCreator):
+	// OpenedTurn.Seeded then holds them as stored. Otherwise nothing of
+	// them is stored (the caller appends them).
+	Seed []Message
 	// RollBack, when set, is the id of a turn (interrupted by this one)
 	// whose messages are removed (TurnRollbacks) once the lease is taken,
 	// before History reads anything.
@@ -50,6 +55,9 @@ type OpenedTurn struct {
 	// Created is true when OpenTurn created the session (it has no
 	// history).
 	Created bool
+	// Seeded are TurnOpening.Seed as stored with the created session (nil
+	// when they were not stored).
+	Seeded []Message
 
 	st      Store
 	key     Key
@@ -262,6 +270,15 @@ func create(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) 
 	if s.Key() != op.Key {
 		return nil, fmt.Errorf("create session %s: the new session %s is not the turn's", op.Key.ThreadID, s.ThreadID)
 	}
+	if sc, ok := Capability[SeededSessionCreator](st); ok && len(op.Seed) > 0 {
+		seeded, err := sc.CreateSeededSession(ctx, s, op.Owner, op.TTL, op.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("create session %s: %w", s.ThreadID, err)
+		}
+		o := op.opened(st, s, nil, true, false)
+		o.Seeded = seeded
+		return o, nil
+	}
 	if err := st.CreateLeasedSession(ctx, s, op.Owner, op.TTL); err != nil {
 		return nil, fmt.Errorf("create session %s: %w", s.ThreadID, err)
 	}
@@ -330,6 +347,32 @@ func FinishTurn(ctx context.Context, st Store, k Key, owner string, msgs []Messa
 		errs = append(errs, fmt.Errorf("release lease of session %s: %w", k.ThreadID, err))
 	}
 	return msgs, errors.Join(errs...)
+}
+
+// FinishTitledTurn is FinishTurn that also sets title (when not empty) as
+// the session's generated title, unless the user set one: in the same
+// write on a TitledTurnFinisher, else (or when that write fails) with
+// Sessions.SetGeneratedTitle right before FinishTurn. A title that could
+// not be stored fails nothing else: its error is joined to FinishTurn's.
+func FinishTitledTurn(ctx context.Context, st Store, k Key, owner string, msgs []Message, d TurnStats, title string) ([]Message, error) {
+	if title == "" {
+		return FinishTurn(ctx, st, k, owner, msgs, d)
+	}
+	if tf, ok := Capability[TitledTurnFinisher](st); ok {
+		out, err := tf.FinishTitledTurn(ctx, k, owner, msgs, withMessages(d, msgs), title)
+		if err == nil || errors.Is(err, ErrNotFound) {
+			return out, err
+		}
+	}
+	var titleErr error
+	if _, err := st.SetGeneratedTitle(ctx, k, title); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("finish turn on session %s: %w", k.ThreadID, err)
+		}
+		titleErr = fmt.Errorf("set generated title of session %s: %w", k.ThreadID, err)
+	}
+	out, err := FinishTurn(ctx, st, k, owner, msgs, d)
+	return out, errors.Join(err, titleErr)
 }
 
 // withMessages is d with msgs counted.

@@ -63,7 +63,7 @@ func (s *Store) acquireLeaseTx(ctx context.Context, tx *sql.Tx, k store.Key, own
 	if err != nil {
 		return err
 	}
-	return leaseRefused(ctx, tx, k, res)
+	return s.leaseRefused(ctx, tx, k, res)
 }
 
 // RenewLease extends the owner's lease to now+ttl; store.ErrLeaseLost when
@@ -152,7 +152,7 @@ func explainMiss(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result, m
 // session's row, else store.ErrNotFound when the session does not exist,
 // else a *store.LeaseHeldError telling until when the lease is held (read
 // in tx, so it is the lease that refused the acquisition).
-func leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) error {
+func (s *Store) leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) error {
 	if n, err := rowsAffected(res); err != nil || n == 1 {
 		return err
 	}
@@ -160,7 +160,7 @@ func leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) 
 		owner, untilText, abortAtText string
 		aborted                       bool
 	)
-	err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_until, abort_requested, abort_at FROM sessions WHERE `+keyWhere, keyArgs(k)...).
+	err := tx.StmtContext(ctx, s.ws.leaseState).QueryRowContext(ctx, keyArgs(k)...).
 		Scan(&owner, &untilText, &aborted, &abortAtText)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"agentchat/internal/store"
@@ -15,8 +16,9 @@ import (
 // write transaction (BEGIN IMMEDIATE: one writer at a time, also across
 // processes), and rolls back when the count is past the limit; so the
 // count is exact under concurrency and a limit is never passed. A count
-// reads at most limit+1 index entries (sessions_by_owner,
-// llm_configs_by_owner, api_keys_by_user).
+// reads at most limit+1 index entries (llm_configs_by_owner,
+// api_keys_by_user); a user's sessions are counted by triggers
+// (user_session_counts, migration 13), so that their check reads one row.
 func WithLimits(l store.Limits) Option {
 	return func(s *Store) { s.limits = l }
 }
@@ -42,7 +44,6 @@ func overLimitTx(ctx context.Context, tx *sql.Tx, limit int, res store.Resource,
 
 // The rows the limits count, each one index range.
 const (
-	limitSessionsQuery   = `SELECT 1 FROM sessions WHERE user_id = ?`
 	limitLLMConfigsQuery = `SELECT 1 FROM llm_configs WHERE owner_kind = ? AND owner_id = ?`
 	limitAPIKeysQuery    = `SELECT 1 FROM api_keys WHERE user_id = ? AND revoked_at = '' AND (expires_at = '' OR expires_at > ?)`
 )
@@ -51,9 +52,36 @@ const (
 // rows (the last argument).
 func limitQuery(q string) string { return `SELECT COUNT(*) FROM (` + q + ` LIMIT ?)` }
 
-// sessionsOverLimitTx checks the user's sessions against the limit.
+// sessionCountQuery reads a user's number of sessions, kept by the
+// triggers of migration 13; a user without a row has none.
+const sessionCountQuery = `SELECT sessions FROM user_session_counts WHERE user_id = ?`
+
+// sessionCount is the number of sessions of the user that q (the prepared
+// sessionCountQuery) reads.
+func sessionCount(ctx context.Context, q *sql.Stmt, userID string) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, userID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// sessionsOverLimitTx checks the user's sessions (the one just inserted
+// among them) against the limit.
 func (s *Store) sessionsOverLimitTx(ctx context.Context, tx *sql.Tx, userID string) error {
-	return overLimitTx(ctx, tx, s.limits.SessionsPerUser, store.ResourceSessions, limitSessionsQuery, userID)
+	limit := s.limits.SessionsPerUser
+	if limit <= 0 {
+		return nil
+	}
+	n, err := sessionCount(ctx, tx.StmtContext(ctx, s.ws.sessionCount), userID)
+	if err != nil {
+		return fmt.Errorf("count %s: %w", store.ResourceSessions, err)
+	}
+	if n > int64(limit) {
+		return &store.LimitError{Resource: store.ResourceSessions, Limit: limit}
+	}
+	return nil
 }
 
 // llmConfigsOverLimitTx checks the owner's configurations against the limit.
@@ -69,15 +97,15 @@ func (s *Store) apiKeysOverLimitTx(ctx context.Context, tx *sql.Tx, userID strin
 
 var _ store.SessionRoom = (*Store)(nil)
 
-// CheckSessionRoom implements store.SessionRoom with one count of at most
-// limit index entries.
+// CheckSessionRoom implements store.SessionRoom with one read of the user's
+// session count.
 func (s *Store) CheckSessionRoom(ctx context.Context, userID string) error {
 	limit := s.limits.SessionsPerUser
 	if limit <= 0 {
 		return nil
 	}
-	var n int64
-	if err := s.r.QueryRowContext(ctx, limitQuery(limitSessionsQuery), userID, limit).Scan(&n); err != nil {
+	n, err := sessionCount(ctx, s.rs.sessionCount, userID)
+	if err != nil {
 		return fmt.Errorf("count the sessions of a user: %w", err)
 	}
 	if n >= int64(limit) {

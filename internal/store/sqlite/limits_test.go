@@ -14,7 +14,6 @@ func TestLimitQueryPlan(t *testing.T) {
 		args  []any
 		index string
 	}{
-		{"sessions", limitSessionsQuery, []any{"u"}, "sessions_by_owner"},
 		{"llm configs", limitLLMConfigsQuery, []any{"U", "u"}, "llm_configs_by_owner"},
 		{"api keys", limitAPIKeysQuery, []any{"u", "2025-01-01T00:00:00.000000000Z"}, "api_keys_by_user"},
 	}

@@ -247,6 +247,34 @@ CREATE TABLE turn_logs (
 
 CREATE INDEX turn_logs_by_expiry ON turn_logs (expires_at);
 `,
+	// 13: each user's number of sessions, kept by triggers on sessions,
+	// so that the sessions limit is one row read instead of a count of up
+	// to MAX_SESSIONS_PER_USER index entries on every new session.
+	`
+CREATE TABLE user_session_counts (
+	user_id  TEXT    NOT NULL PRIMARY KEY,
+	sessions INTEGER NOT NULL
+) WITHOUT ROWID;
+
+INSERT INTO user_session_counts (user_id, sessions)
+	SELECT user_id, COUNT(*) FROM sessions GROUP BY user_id;
+
+CREATE TRIGGER sessions_count_insert AFTER INSERT ON sessions BEGIN
+	INSERT INTO user_session_counts (user_id, sessions) VALUES (new.user_id, 1)
+		ON CONFLICT (user_id) DO UPDATE SET sessions = sessions + 1;
+END;
+
+CREATE TRIGGER sessions_count_delete AFTER DELETE ON sessions BEGIN
+	UPDATE user_session_counts SET sessions = sessions - 1 WHERE user_id = old.user_id;
+END;
+
+CREATE TRIGGER sessions_count_move AFTER UPDATE OF user_id ON sessions
+WHEN new.user_id <> old.user_id BEGIN
+	UPDATE user_session_counts SET sessions = sessions - 1 WHERE user_id = old.user_id;
+	INSERT INTO user_session_counts (user_id, sessions) VALUES (new.user_id, 1)
+		ON CONFLICT (user_id) DO UPDATE SET sessions = sessions + 1;
+END;
+`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,

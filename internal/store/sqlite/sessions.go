@@ -104,6 +104,41 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 	return s.createSession(ctx, sess, owner, until)
 }
 
+var _ store.SeededSessionCreator = (*Store)(nil)
+
+// CreateSeededSession implements store.SeededSessionCreator: the session's
+// INSERT (with its lease) and the append of msgs in one write transaction.
+func (s *Store) CreateSeededSession(ctx context.Context, sess *store.Session, owner string, ttl time.Duration, msgs []store.Message) ([]store.Message, error) {
+	if owner == "" {
+		return nil, errors.New("create seeded session: empty lease owner")
+	}
+	_, until, err := s.leaseUntil(ttl)
+	if err != nil {
+		return nil, fmt.Errorf("create seeded session: %w", err)
+	}
+	in, err := s.encodeSession(sess)
+	if err != nil {
+		return nil, err
+	}
+	k := sess.Key()
+	out, rows, err := s.encodeMessages(k, msgs)
+	if err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.insertSessionTx(ctx, tx, in, owner, until); err != nil {
+			return err
+		}
+		return s.appendTx(ctx, tx, k, out, rows)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create session %s in project %s: %w", sess.ThreadID, sess.ProjectID, err)
+	}
+	in.stored()
+	s.history.appended(threadRef{project: k.ProjectID, thread: k.ThreadID}, out)
+	return out, nil
+}
+
 // createSession inserts sess with the given lease columns ("" for none).
 func (s *Store) createSession(ctx context.Context, sess *store.Session, leaseOwner, leaseUntil string) error {
 	in, err := s.encodeSession(sess)
@@ -301,19 +336,22 @@ func (s *Store) SetPinned(ctx context.Context, k store.Key, pinned bool) (*store
 func (s *Store) SetGeneratedTitle(ctx context.Context, k store.Key, title string) (bool, error) {
 	var written bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		// One prepared statement writes it unless the user set the title;
+		// only a miss reads why.
+		res, err := tx.StmtContext(ctx, s.ws.setGeneratedTitle).ExecContext(ctx, append([]any{title}, keyArgs(k)...)...)
+		if err != nil {
+			return err
+		}
+		if n, err := rowsAffected(res); err != nil || n == 1 {
+			written = err == nil
+			return err
+		}
 		var byUser bool
-		err := tx.QueryRowContext(ctx, `SELECT title_set_by_user FROM sessions WHERE `+keyWhere, keyArgs(k)...).Scan(&byUser)
+		err = tx.StmtContext(ctx, s.ws.titleSetByUser).QueryRowContext(ctx, keyArgs(k)...).Scan(&byUser)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
-		if err != nil || byUser {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE `+keyWhere, append([]any{title}, keyArgs(k)...)...); err != nil {
-			return err
-		}
-		written = true
-		return nil
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("set generated title of session %s: %w", k.ThreadID, err)

@@ -511,3 +511,24 @@ func BenchmarkOpenTurn(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenOrCreateTurn: the write that opens the turn of a new
+// session with a client-made id (the lookup, the insert with its lease and
+// the sessions limit's check), as the local server makes it.
+func BenchmarkOpenOrCreateTurn(b *testing.B) {
+	ctx := context.Background()
+	s, _ := openTemp(b, WithLimits(store.Limits{SessionsPerUser: 10000}))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		k := store.Key{ProjectID: "p", UserID: "bench", ThreadID: fmt.Sprintf("bench-new-%d", i)}
+		_, _, created, err := s.OpenOrCreateTurn(ctx, k, "bench-owner", time.Minute, 50, func() (*store.Session, error) {
+			return &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: store.DefaultTitle,
+				Metadata: map[string]any{store.MetadataCopilotMode: "teaching"}}, nil
+		})
+		if err != nil || !created {
+			b.Fatalf("OpenOrCreateTurn: created %v, %v", created, err)
+		}
+	}
+}

@@ -27,6 +27,8 @@ type readStmts struct {
 	latestTurn     *sql.Stmt
 	turnEvents     *sql.Stmt
 	turnTail       *sql.Stmt
+	// sessionCount reads a user's number of sessions (CheckSessionRoom).
+	sessionCount *sql.Stmt
 }
 
 func (r *readStmts) defs() []stmtDef {
@@ -39,6 +41,7 @@ func (r *readStmts) defs() []stmtDef {
 		{"latest turn", &r.latestTurn, latestTurnQuery},
 		{"turn events", &r.turnEvents, turnEventsQuery},
 		{"turn tail", &r.turnTail, turnTailQuery},
+		{"session count", &r.sessionCount, sessionCountQuery},
 	}
 }
 
@@ -68,6 +71,15 @@ type writeStmts struct {
 	messageID *sql.Stmt
 	// appendTurnEvents writes a batch of a turn's log (AppendTurnEvents).
 	appendTurnEvents *sql.Stmt
+	// sessionCount checks the sessions limit after an insert.
+	sessionCount *sql.Stmt
+	// leaseState explains a lease not taken (leaseRefused): every turn
+	// that creates its session with a client-made id reads it.
+	leaseState *sql.Stmt
+	// setGeneratedTitle and titleSetByUser write a new session's title
+	// (SetGeneratedTitle, once per new session).
+	setGeneratedTitle *sql.Stmt
+	titleSetByUser    *sql.Stmt
 }
 
 func (w *writeStmts) defs() []stmtDef {
@@ -107,6 +119,10 @@ WHERE ` + keyWhere},
 		{"list messages (writer)", &w.listMessages, listMessagesQuery},
 		{"message id", &w.messageID, `SELECT id FROM messages WHERE project_id = ? AND thread_id = ? AND seq = ?`},
 		{"append turn events", &w.appendTurnEvents, appendTurnEventsSQL},
+		{"session count (writer)", &w.sessionCount, sessionCountQuery},
+		{"set generated title", &w.setGeneratedTitle, `UPDATE sessions SET title = ? WHERE ` + keyWhere + ` AND title_set_by_user = 0`},
+		{"title set by user", &w.titleSetByUser, `SELECT title_set_by_user FROM sessions WHERE ` + keyWhere},
+		{"lease state", &w.leaseState, `SELECT lease_owner, lease_until, abort_requested, abort_at FROM sessions WHERE ` + keyWhere},
 	}
 }
 

@@ -116,6 +116,19 @@ func (e *refusedError) Error() string { return e.err.Error() }
 // FinishTurn implements store.TurnFinisher: the messages, the statistics
 // and the release of the lease in one write transaction.
 func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats) ([]store.Message, error) {
+	return s.finishTurn(ctx, k, owner, msgs, d, "")
+}
+
+var _ store.TitledTurnFinisher = (*Store)(nil)
+
+// FinishTitledTurn implements store.TitledTurnFinisher: FinishTurn's write
+// also sets the generated title (unless the user set one).
+func (s *Store) FinishTitledTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats, title string) ([]store.Message, error) {
+	return s.finishTurn(ctx, k, owner, msgs, d, title)
+}
+
+// finishTurn is FinishTurn, which also sets title when it is not empty.
+func (s *Store) finishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats, title string) ([]store.Message, error) {
 	out, rows, err := s.encodeMessages(k, msgs)
 	if err != nil {
 		return nil, fmt.Errorf("finish turn on session %s: %w", k.ThreadID, err)
@@ -130,6 +143,13 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 		}
 		if err := s.addTurnStatsTx(ctx, tx, k, d, last); err != nil {
 			return err
+		}
+		if title != "" {
+			// No row changed: the user set the title (the session exists,
+			// addTurnStatsTx found it).
+			if _, err := tx.StmtContext(ctx, s.ws.setGeneratedTitle).ExecContext(ctx, append([]any{title}, keyArgs(k)...)...); err != nil {
+				return fmt.Errorf("set generated title: %w", err)
+			}
 		}
 		_, err := tx.StmtContext(ctx, s.ws.releaseLease).ExecContext(ctx, k.ProjectID, k.ThreadID, k.UserID, owner)
 		return err
