@@ -360,7 +360,8 @@ func FinishTitledTurn(ctx context.Context, st Store, k Key, owner string, msgs [
 	}
 	if tf, ok := Capability[TitledTurnFinisher](st); ok {
 		out, err := tf.FinishTitledTurn(ctx, k, owner, msgs, withMessages(d, msgs), title)
-		if err == nil || errors.Is(err, ErrNotFound) {
+		if err == nil || errors.Is(err, ErrNotFound) || out != nil {
+			// With out, the messages are stored (as FinishTurn's).
 			return out, err
 		}
 	}

@@ -94,7 +94,7 @@ func newBenchStack(b *testing.B, reply llmtest.Reply) *benchStack {
 	// The JSON logger at the configured level (info) does all its work;
 	// only the bytes go nowhere.
 	log := wire.NewLogger(io.Discard, cfg.LogLevel)
-	base, err := wire.NewBase(ctx, cfg, log, localserver.OpenStore)
+	base, err := wire.NewBase(ctx, cfg, log, localserver.StoreOpener(nil))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,10 @@ import (
 	"agentchat/internal/store"
 )
 
-var _ store.TurnFinisher = (*Store)(nil)
+var (
+	_ store.TurnFinisher       = (*Store)(nil)
+	_ store.TitledTurnFinisher = (*Store)(nil)
+)
 
 // FinishTurn implements store.TurnFinisher. The end of a turn is three
 // writes where it was five: the reservation of the answer's seqs (which
@@ -23,6 +26,20 @@ var _ store.TurnFinisher = (*Store)(nil)
 // by the commit marker, which only this turn moves over its range.
 // Without messages it is the statistics and the release in one write.
 func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats) ([]store.Message, error) {
+	return s.finishTurn(ctx, k, owner, msgs, d, "")
+}
+
+// FinishTitledTurn implements store.TitledTurnFinisher: FinishTurn whose
+// one write also sets the generated title, conditioned on the user's not
+// having named the session (as SetGeneratedTitle is); a session the user
+// named keeps its name, in the same write.
+func (s *Store) FinishTitledTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats, title string) ([]store.Message, error) {
+	return s.finishTurn(ctx, k, owner, msgs, d, title)
+}
+
+// finishTurn is FinishTurn that sets title (when not empty) as a generated
+// title.
+func (s *Store) finishTurn(ctx context.Context, k store.Key, owner string, msgs []store.Message, d store.TurnStats, title string) ([]store.Message, error) {
 	if err := checkKey(k); err != nil {
 		return nil, fmt.Errorf("finish turn: %w", err)
 	}
@@ -32,7 +49,7 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 	}
 	s.voidLeaseSeq(ctx, k)
 	if len(out) == 0 {
-		if err := s.statsAndRelease(ctx, k, owner, d, nil); err != nil {
+		if err := s.statsAndRelease(ctx, k, owner, d, title, nil); err != nil {
 			return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
 		}
 		return out, nil
@@ -55,7 +72,7 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 			return nil, fmt.Errorf("finish turn: %w", err)
 		}
 	} else {
-		done, err := s.commitFinish(ctx, k, owner, sp, meta, d)
+		done, err := s.commitFinish(ctx, k, owner, sp, meta, d, title)
 		if err != nil {
 			return nil, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
 		}
@@ -67,7 +84,7 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 		}
 	}
 	// The messages are stored: an error from here on is returned with them.
-	if err := s.statsAndRelease(ctx, k, owner, d, meta); err != nil {
+	if err := s.statsAndRelease(ctx, k, owner, d, title, meta); err != nil {
 		return out, fmt.Errorf("finish turn on %s: %w", k.ThreadID, err)
 	}
 	return out, nil
@@ -80,7 +97,7 @@ func (s *Store) FinishTurn(ctx context.Context, k store.Key, owner string, msgs 
 // shows that the write cannot succeed (an earlier append not committed,
 // the meta item without msg_committed) or when its condition failed;
 // the caller then commits as an append does.
-func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp span, meta item, d store.TurnStats) (done bool, err error) {
+func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp span, meta item, d store.TurnStats, title string) (done bool, err error) {
 	c, err := commitFromItem(meta)
 	if err != nil || c.seq != sp.first-1 || !c.counted || sp.use != sp.first {
 		return false, nil
@@ -91,7 +108,8 @@ func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp 
 	cond := e.n(aMsgEpoch) + " = " + e.v(avS(sp.epoch)) +
 		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(sp.first-1)) +
 		" AND attribute_exists(" + e.n(aMsgCommitted) + ")"
-	cond += " AND " + s.statsReleaseClauses(e, k, owner, d, getBool(meta, aPinned), getS(meta, aLeaseOwner) == owner)
+	cond += " AND " + s.statsReleaseClauses(e, k, owner, d, endState{
+		pinned: getBool(meta, aPinned), release: getS(meta, aLeaseOwner) == owner, title: generatedTitle(title, meta)})
 	err = s.updateLease(ctx, k, e, cond)
 	if err == nil {
 		return true, nil
@@ -111,44 +129,68 @@ func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp 
 	return false, fmt.Errorf("commit the answer: %w", err)
 }
 
-// statsAndRelease adds d to the session's counters and releases owner's
-// lease in one UpdateItem (as AddTurnStats and ReleaseLease would in two).
-// meta, when known, is a recent state of the meta item, for its pinned
-// flag and lease holder; a failed condition reads them again.
-func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, d store.TurnStats, meta item) error {
-	pinned, release := getBool(meta, aPinned), meta == nil || getS(meta, aLeaseOwner) == owner
+// statsAndRelease adds d to the session's counters, releases owner's
+// lease and sets title (when not empty) as a generated title, in one
+// UpdateItem (as AddTurnStats, ReleaseLease and SetGeneratedTitle would in
+// three). meta, when known, is a recent state of the meta item, for its
+// pinned flag, lease holder and the user's naming; a failed condition
+// reads them again.
+func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, d store.TurnStats, title string, meta item) error {
+	st := endState{pinned: getBool(meta, aPinned), release: meta == nil || getS(meta, aLeaseOwner) == owner, title: generatedTitle(title, meta)}
 	for range maxUpdateAttempts {
 		e := newExpr()
-		err := s.updateLease(ctx, k, e, s.statsReleaseClauses(e, k, owner, d, pinned, release))
+		err := s.updateLease(ctx, k, e, s.statsReleaseClauses(e, k, owner, d, st))
 		if err == nil {
 			return nil
 		}
 		if !isConditionFailed(err) {
 			return fmt.Errorf("write the turn's statistics: %w", err)
 		}
-		cur, err := s.readMeta(ctx, k, aPinned, aLeaseOwner)
+		cur, err := s.readMeta(ctx, k, aPinned, aLeaseOwner, aTitleByUser)
 		if err != nil {
 			return fmt.Errorf("write the turn's statistics: %w", err)
 		}
-		pinned, release = getBool(cur, aPinned), getS(cur, aLeaseOwner) == owner
+		st = endState{pinned: getBool(cur, aPinned), release: getS(cur, aLeaseOwner) == owner, title: generatedTitle(title, cur)}
 	}
 	return fmt.Errorf("write the turn's statistics: gave up after %d concurrent modifications", maxUpdateAttempts)
 }
 
+// endState is what the write that ends a turn rests on: the session's
+// pinned flag (its GSI1 sort key), whether the turn still holds the lease
+// (then released), and the generated title to set ("" for none).
+type endState struct {
+	pinned, release bool
+	title           string
+}
+
+// generatedTitle is title, unless meta (when known) shows that the user
+// named the session: a generated title never replaces the user's.
+func generatedTitle(title string, meta item) string {
+	if getBool(meta, aTitleByUser) {
+		return ""
+	}
+	return title
+}
+
 // statsReleaseClauses adds to e what AddTurnStats writes (the counters,
-// updated_at and the GSI1 sort key of a session pinned or not) and, with
-// release, the removal of owner's lease; it returns the condition they
-// rest on beside the session's owner (which updateLease adds).
-func (s *Store) statsReleaseClauses(e *expr, k store.Key, owner string, d store.TurnStats, pinned, release bool) string {
+// updated_at and the GSI1 sort key of a session pinned or not) and, as st
+// says, the removal of owner's lease and the generated title; it returns
+// the condition they rest on beside the session's owner (which
+// updateLease adds).
+func (s *Store) statsReleaseClauses(e *expr, k store.Key, owner string, d store.TurnStats, st endState) string {
 	addTurnStats(e, d)
 	t := now()
 	e.set(aUpdatedAt, avS(fmtTime(t)))
-	e.set(attrGSI1SK, avS(sessionGSI1SK(k.UserID, pinned, t, k.ThreadID)))
-	cond := e.n(aPinned) + " = " + e.v(avBool(pinned))
-	if release {
+	e.set(attrGSI1SK, avS(sessionGSI1SK(k.UserID, st.pinned, t, k.ThreadID)))
+	cond := e.n(aPinned) + " = " + e.v(avBool(st.pinned))
+	if st.release {
 		e.remove(aLeaseOwner)
 		e.remove(aLeaseUntil)
 		cond += " AND " + e.n(aLeaseOwner) + " = " + e.v(avS(owner))
+	}
+	if st.title != "" {
+		e.set(aTitle, avS(st.title))
+		cond += " AND " + e.n(aTitleByUser) + " = " + e.v(avBool(false))
 	}
 	return cond
 }

@@ -20,6 +20,7 @@ var oneStepTests = []struct {
 	{"OpenTurn", testOpenTurn},
 	{"OpenOrCreateTurn", testOpenOrCreateTurn},
 	{"FinishTurn", testFinishTurn},
+	{"FinishTitledTurn", testFinishTitledTurn},
 	{"StoreOpenTurn", onTurnPaths(testStoreOpenTurn)},
 	{"StoreOpenTurnFresh", onTurnPaths(testStoreOpenTurnFresh)},
 	{"StoreFinishTurn", onTurnPaths(testStoreFinishTurn)},
@@ -181,4 +182,68 @@ func testFinishTurn(t *testing.T, s store.Store) {
 
 	_, err = fin.FinishTurn(ctx, newKey(p, "alice"), "A", []store.Message{textMsg(store.RoleAssistant, "x")}, store.TurnStats{Turns: 1})
 	wantErr(t, "FinishTurn(missing session)", err, store.ErrNotFound)
+}
+
+// testFinishTitledTurn: FinishTitledTurn ends the turn as FinishTurn does
+// (with an answer or without) and sets the generated title in the same
+// write, unless the user named the session; a missing session is
+// store.ErrNotFound with nothing written.
+func testFinishTitledTurn(t *testing.T, s store.Store) {
+	tf, ok := store.Capability[store.TitledTurnFinisher](s)
+	if !ok {
+		t.Skip("the store has no FinishTitledTurn")
+	}
+	ctx := t.Context()
+	p := newProject()
+	tests := []struct {
+		name      string
+		userTitle string // set by the user before the end (empty: none)
+		noAnswer  bool   // the answer was stored before (FinishTitledTurn without messages)
+		missing   bool   // the session is deleted before the end
+		wantTitle string
+		wantErr   error
+	}{
+		{name: "default title", wantTitle: "Generated"},
+		{name: "default title, no answer to store", noAnswer: true, wantTitle: "Generated"},
+		{name: "named by the user", userTitle: "Mine", wantTitle: "Mine"},
+		{name: "named by the user, no answer to store", noAnswer: true, userTitle: "Mine", wantTitle: "Mine"},
+		{name: "deleted session", missing: true, wantErr: store.ErrNotFound},
+	}
+	for _, tc := range tests {
+		k := newKey(p, "alice")
+		noErr(t, tc.name+": CreateLeasedSession", s.CreateLeasedSession(ctx,
+			&store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: store.DefaultTitle}, "owner", time.Hour))
+		if _, err := s.AppendMessages(ctx, k, []store.Message{textMsg(store.RoleUser, "question")}); err != nil {
+			t.Fatalf("%s: AppendMessages: %v", tc.name, err)
+		}
+		if tc.userTitle != "" {
+			if _, err := s.RenameSession(ctx, k, tc.userTitle); err != nil {
+				t.Fatalf("%s: RenameSession: %v", tc.name, err)
+			}
+		}
+		if tc.missing {
+			noErr(t, tc.name+": DeleteSession", s.DeleteSession(ctx, k))
+		}
+		var msgs []store.Message
+		if !tc.noAnswer {
+			msgs = []store.Message{{Role: store.RoleAssistant, Content: "answer", CreatedAt: time.Now().UTC()}}
+		}
+		out, err := tf.FinishTitledTurn(ctx, k, "owner", msgs, store.TurnStats{Turns: 1, Messages: int64(len(msgs)) + 1}, "Generated")
+		if tc.wantErr != nil {
+			wantErr(t, tc.name, err, tc.wantErr)
+			continue
+		}
+		noErr(t, tc.name, err)
+		if len(out) != len(msgs) {
+			t.Errorf("%s: appended %d messages, want %d", tc.name, len(out), len(msgs))
+		}
+		sess := get(t, s, k)
+		if sess.Title != tc.wantTitle || sess.Stats.Turns != 1 || sess.MessageCount != int64(len(msgs))+1 {
+			t.Errorf("%s: title %q, turns %d, messages %d; want %q, 1, %d", tc.name, sess.Title, sess.Stats.Turns, sess.MessageCount, tc.wantTitle, len(msgs)+1)
+		}
+		if hist := listMsgs(t, s, k, 0); len(hist) != len(msgs)+1 {
+			t.Errorf("%s: %d messages stored, want %d", tc.name, len(hist), len(msgs)+1)
+		}
+		noErr(t, tc.name+": AcquireLease after the end", s.AcquireLease(ctx, k, "next", time.Hour))
+	}
 }
