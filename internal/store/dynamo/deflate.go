@@ -27,11 +27,13 @@ const compressFrom = 256
 // body's size limit (the API's) with room to spare.
 const maxInflated = 64 << 20
 
-// deflaters compresses with DEFLATE (RFC 1951) at BestSpeed, reusing its
-// compressors (a flate.Writer holds about a megabyte of tables). The
-// zero value is ready, and a nil *deflaters compresses with a new
-// compressor each time; it is safe for concurrent use.
-type deflaters struct{ pool sync.Pool }
+// deflaters compresses with DEFLATE (RFC 1951) at BestSpeed and
+// decompresses, reusing its compressors (a flate.Writer holds about a
+// megabyte of tables) and decompressors (a 32 KB window each: a history of
+// 200 messages would otherwise allocate 8 MB to read). The zero value is
+// ready, and a nil *deflaters works with new ones each time; it is safe
+// for concurrent use.
+type deflaters struct{ writers, readers sync.Pool }
 
 // compress returns b compressed, or nil when that does not save a tenth
 // of it (or b is shorter than compressFrom).
@@ -43,7 +45,7 @@ func (d *deflaters) compress(b []byte) []byte {
 	buf.Grow(len(b) / 2)
 	var w *flate.Writer
 	if d != nil {
-		w, _ = d.pool.Get().(*flate.Writer)
+		w, _ = d.writers.Get().(*flate.Writer)
 	}
 	if w == nil {
 		w, _ = flate.NewWriter(&buf, flate.BestSpeed) // a valid level: no error
@@ -54,7 +56,7 @@ func (d *deflaters) compress(b []byte) []byte {
 	_, _ = w.Write(b)
 	_ = w.Close()
 	if d != nil {
-		d.pool.Put(w)
+		d.writers.Put(w)
 	}
 	if buf.Len() > len(b)-len(b)/10 {
 		return nil
@@ -66,17 +68,28 @@ func (d *deflaters) compress(b []byte) []byte {
 // maxInflated.
 var errInflatedTooLarge = errors.New("compressed value expands past the size limit")
 
-// inflate returns the bytes that z, compressed by deflaters.compress,
-// holds.
-func inflate(z []byte) ([]byte, error) {
-	r := flate.NewReader(bytes.NewReader(z))
-	defer r.Close()
-	out, err := io.ReadAll(io.LimitReader(r, maxInflated+1))
+// inflate returns the bytes that z, compressed by compress, holds.
+func (d *deflaters) inflate(z []byte) ([]byte, error) {
+	var r io.ReadCloser
+	if d != nil {
+		r, _ = d.readers.Get().(io.ReadCloser)
+	}
+	if r == nil {
+		r = flate.NewReader(bytes.NewReader(z))
+	} else if err := r.(flate.Resetter).Reset(bytes.NewReader(z), nil); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	var out bytes.Buffer
+	out.Grow(3 * len(z))
+	_, err := out.ReadFrom(io.LimitReader(r, maxInflated+1))
+	if d != nil {
+		d.readers.Put(r)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
 	}
-	if len(out) > maxInflated {
+	if out.Len() > maxInflated {
 		return nil, errInflatedTooLarge
 	}
-	return out, nil
+	return out.Bytes(), nil
 }

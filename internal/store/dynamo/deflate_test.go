@@ -80,7 +80,7 @@ func TestCompress(t *testing.T) {
 		if len(z) > len(tc.in)*9/10 {
 			t.Errorf("%s: %d bytes compressed to %d", tc.name, len(tc.in), len(z))
 		}
-		back, err := inflate(z)
+		back, err := d.inflate(z)
 		if err != nil || string(back) != tc.in {
 			t.Errorf("%s: inflate: %v (%d bytes back of %d)", tc.name, err, len(back), len(tc.in))
 		}
@@ -107,7 +107,7 @@ func TestInflateRefuses(t *testing.T) {
 		{"expands past the limit", bomb.Bytes(), errInflatedTooLarge},
 		{"not DEFLATE", []byte("plain text, not compressed"), nil},
 	} {
-		_, err := inflate(tc.z)
+		_, err := (*deflaters)(nil).inflate(tc.z)
 		switch {
 		case err == nil:
 			t.Errorf("%s: no error", tc.name)
@@ -148,7 +148,7 @@ func TestMessageItemCompressed(t *testing.T) {
 		if tc.maxBytes > 0 && itemSize(it) > tc.maxBytes {
 			t.Errorf("%s: item of %d bytes, want at most %d (one write unit)", tc.name, itemSize(it), tc.maxBytes)
 		}
-		got, err := decodeMessage(1, it, nil)
+		got, err := decodeMessage(&d, 1, it, nil)
 		if err != nil || got.Content != tc.content {
 			t.Errorf("%s: decoded %q, %v", tc.name, got.Content, err)
 		}
@@ -156,7 +156,7 @@ func TestMessageItemCompressed(t *testing.T) {
 	// As written before compression.
 	legacy, _ := messageItems(nil, pk, "epoch-1", "w", msg("short"))
 	legacy[0][mContent] = avS(storetest.Question1KiB)
-	if got, err := decodeMessage(1, legacy[0], nil); err != nil || got.Content != storetest.Question1KiB {
+	if got, err := decodeMessage(&d, 1, legacy[0], nil); err != nil || got.Content != storetest.Question1KiB {
 		t.Errorf("an uncompressed item: %q, %v", got.Content, err)
 	}
 }

@@ -402,7 +402,7 @@ func TestCollectorSkipsOtherEpochs(t *testing.T) {
 			wantErr: "message 2 missing",
 		},
 	} {
-		col := newCollector(commitState{seq: 3, epoch: "new"}, 0)
+		col := newCollector(nil, commitState{seq: 3, epoch: "new"}, 0)
 		for _, it := range tc.items {
 			col.add(it)
 		}

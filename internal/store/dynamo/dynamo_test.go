@@ -835,7 +835,7 @@ func TestCollectorPartWriters(t *testing.T) {
 		{"stray part beyond the message's", []item{stray(2), part, msg}, false},
 		{"stray part in place of the message's", []item{stray(1), msg}, true},
 	} {
-		col := newCollector(commitState{seq: 1, epoch: "e"}, 0)
+		col := newCollector(nil, commitState{seq: 1, epoch: "e"}, 0)
 		for _, it := range tc.items {
 			col.add(it)
 		}

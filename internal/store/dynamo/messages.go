@@ -938,7 +938,7 @@ func parseMsgSK(sk string) (seq int64, part int, ok bool) {
 
 // decodeMessage decodes a message item; parts are the chunks of its part
 // items by number (only for large messages).
-func decodeMessage(seq int64, it item, parts map[int][]byte) (store.Message, error) {
+func decodeMessage(z *deflaters, seq int64, it item, parts map[int][]byte) (store.Message, error) {
 	m := store.Message{
 		Seq:  seq,
 		ID:   getS(it, mID),
@@ -962,7 +962,7 @@ func decodeMessage(seq int64, it item, parts map[int][]byte) (store.Message, err
 			buf = append(buf, p...)
 		}
 		if getBool(it, mBodyDeflate) {
-			if buf, err = inflate(buf); err != nil {
+			if buf, err = z.inflate(buf); err != nil {
 				return m, fmt.Errorf("decode large message: %w", err)
 			}
 		}
@@ -976,7 +976,7 @@ func decodeMessage(seq int64, it item, parts map[int][]byte) (store.Message, err
 	}
 	m.Content = getS(it, mContent)
 	if zc := getB(it, mContentZ); zc != nil {
-		text, err := inflate(zc)
+		text, err := z.inflate(zc)
 		if err != nil {
 			return m, fmt.Errorf("decode content: %w", err)
 		}
@@ -999,6 +999,7 @@ func decodeMessage(seq int64, it item, parts map[int][]byte) (store.Message, err
 
 // collector gathers the visible messages of a descending message query.
 type collector struct {
+	z      *deflaters // decompresses the items' text
 	c      commitState
 	limit  int
 	next   int64 // the next visible seq expected; 0 when all are gathered
@@ -1014,8 +1015,8 @@ type collector struct {
 	bytes int
 }
 
-func newCollector(c commitState, limit int) *collector {
-	return &collector{c: c, limit: limit, next: c.below(c.seq + 1), parts: map[int][]byte{}, wids: map[int]string{}}
+func newCollector(z *deflaters, c commitState, limit int) *collector {
+	return &collector{z: z, c: c, limit: limit, next: c.below(c.seq + 1), parts: map[int][]byte{}, wids: map[int]string{}}
 }
 
 // done reports whether the collector needs no more items.
@@ -1051,7 +1052,7 @@ func (col *collector) add(it item) {
 			delete(col.parts, p) // left over from a deleted session
 		}
 	}
-	m, err := decodeMessage(seq, it, col.parts)
+	m, err := decodeMessage(col.z, seq, it, col.parts)
 	if err != nil {
 		col.broken = fmt.Errorf("message %d: %w", seq, err)
 		return
@@ -1109,7 +1110,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	if qerr != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, qerr)
 	}
-	col := newCollector(mr.c, limit)
+	col := newCollector(&s.deflaters, mr.c, limit)
 	for {
 		for _, it := range page.Items {
 			col.add(it)
@@ -1128,7 +1129,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	// The query ran before the latest commit, or on a replica behind:
 	// read the committed range again, strongly consistent, now that every
 	// item of it is known to be written.
-	col = newCollector(mr.c, limit)
+	col = newCollector(&s.deflaters, mr.c, limit)
 	lo := int64(1)
 	if limit > 0 {
 		lo = col.next
