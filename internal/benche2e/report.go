@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Goals are the targets of issue 11, as ratios to the bare proxy of the
-// same run (and one absolute bound).
+// Goals are the targets of issue 26 (issue 11's, tightened: /v1 added
+// TTFT ≤ 1.1× and req/s ≥ 0.9×), as ratios to the bare proxy of the same
+// run (and one absolute bound).
 var Goals = struct {
 	// V1AddedTTFT bounds agentchat's added TTFT p50 on /v1 streams.
 	V1AddedTTFT float64
@@ -23,7 +24,7 @@ var Goals = struct {
 	PeakRSS int64
 	// ProjectAddedTTFT bounds the project streams' added TTFT p50.
 	ProjectAddedTTFT float64
-}{1.0, 1.3, 0.8, 32 << 20, 2.0}
+}{1.1, 1.3, 0.9, 32 << 20, 2.0}
 
 func ms(d time.Duration) string {
 	if d < 0 {
