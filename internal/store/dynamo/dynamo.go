@@ -137,7 +137,7 @@ type Store struct {
 	turnEpochs turnEpochs
 	// leaseSeqs holds the seqs reserved with the leases of running turns
 	// and not used yet (leaseseq.go).
-	leaseSeqs turnCache[leaseSeq]
+	leaseSeqs leaseSeqs
 	// turnBlobs encodes (and compresses) the batches of turn logs.
 	turnBlobs store.TurnBlobs
 	// deflaters compresses the text of message items (deflate.go).

@@ -71,7 +71,7 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	e := newExpr()
 	// The turn's first seq (leaseseq.go), unless the session has an
 	// unused one.
-	pending, holds := s.leaseSeqs.get(leaseSeqKey(k))
+	holds := s.leaseSeqs.holds(leaseSeqKey(k))
 	if !holds {
 		e.add(aMsgReserved, avN(1))
 	}
@@ -99,16 +99,18 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 			epoch = c.epoch
 		}
 		s.turnEpochs.put(turnEpochKey(pk, owner), epoch)
-		switch {
-		case !holds:
+		if !holds {
 			seq, err := getN(updated, aMsgReserved)
 			if err != nil || seq < 1 {
 				return fmt.Errorf("acquire lease on %s: the seq reserved with it was not returned (%v)", k.ThreadID, err)
 			}
-			s.leaseSeqs.put(leaseSeqKey(k), leaseSeq{epoch: epoch, seq: seq})
-		case pending.epoch != epoch:
-			// Of an incarnation deleted by another process: void there.
-			s.leaseSeqs.drop(leaseSeqKey(k))
+			// Beside a seq reserved meanwhile by the session's creation,
+			// if this lease landed after it (see leaseSeqs).
+			s.leaseSeqs.add(leaseSeqKey(k), epoch, seq)
+		} else {
+			// Those of an incarnation deleted by another process are void
+			// there already.
+			s.leaseSeqs.dropUnless(leaseSeqKey(k), epoch)
 		}
 		return nil
 	}

@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"agentchat/internal/store"
 )
@@ -26,7 +28,7 @@ import (
 // to the stall timeout, as a process that dies within an append leaves
 // its range; the window is the same, from the lease to the user message.
 
-// leaseSeq is the seq reserved with a lease, in the session's incarnation
+// leaseSeq is a seq reserved with a lease, in the session's incarnation
 // epoch.
 type leaseSeq struct {
 	epoch string
@@ -35,6 +37,85 @@ type leaseSeq struct {
 
 // leaseSeqKey is the key of a session's entry in leaseSeqs.
 func leaseSeqKey(k store.Key) string { return sessionPK(k.ProjectID, k.ThreadID) }
+
+// leaseSeqs holds the unused seqs reserved with the leases of running
+// turns, by session, lowest first: usually one, but a lease taken by the
+// turn that created the session, landing after the creation (store's
+// composed opening sends both at once), reserves a second. At most
+// turnCacheMax sessions (any one is forgotten to make room: its seqs are
+// then left to the stall timeout); safe for concurrent use.
+type leaseSeqs struct {
+	mu sync.Mutex
+	m  map[string]*pendingSeqs
+}
+
+// pendingSeqs are a session's unused seqs of one incarnation.
+type pendingSeqs struct {
+	epoch string
+	seqs  []int64
+}
+
+// holds reports whether the session has an unused seq.
+func (l *leaseSeqs) holds(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.m[key]
+	return ok
+}
+
+// add keeps seq, reserved in epoch; the seqs of another epoch (an
+// incarnation deleted meanwhile) are forgotten.
+func (l *leaseSeqs) add(key, epoch string, seq int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*pendingSeqs{}
+	}
+	p, ok := l.m[key]
+	if !ok || p.epoch != epoch {
+		if !ok && len(l.m) >= turnCacheMax {
+			for k := range l.m { // forget any one
+				delete(l.m, k)
+				break
+			}
+		}
+		p = &pendingSeqs{epoch: epoch}
+		l.m[key] = p
+	}
+	p.seqs = append(p.seqs, seq)
+	slices.Sort(p.seqs)
+}
+
+// take returns, and forgets, the session's lowest unused seq.
+func (l *leaseSeqs) take(key string) (leaseSeq, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.m[key]
+	if !ok {
+		return leaseSeq{}, false
+	}
+	ls := leaseSeq{epoch: p.epoch, seq: p.seqs[0]}
+	if p.seqs = p.seqs[1:]; len(p.seqs) == 0 {
+		delete(l.m, key)
+	}
+	return ls, true
+}
+
+// dropUnless forgets the session's unused seqs unless they are of epoch.
+func (l *leaseSeqs) dropUnless(key, epoch string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p, ok := l.m[key]; ok && p.epoch != epoch {
+		delete(l.m, key)
+	}
+}
+
+// drop forgets the session's unused seqs.
+func (l *leaseSeqs) drop(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, key)
+}
 
 // appendAtLeaseSeq appends out (prepared) at ls: one message is written at
 // it and committed (steps 2 and 3 of the protocol, with no reservation);
@@ -62,9 +143,14 @@ func (s *Store) appendAtLeaseSeq(ctx context.Context, k store.Key, ls leaseSeq, 
 	return out, nil
 }
 
-// voidLeaseSeq voids the seq reserved with k's lease if it is unused.
+// voidLeaseSeq voids the seqs reserved with k's lease that are unused,
+// lowest first (each is voided once the one before is settled).
 func (s *Store) voidLeaseSeq(ctx context.Context, k store.Key) {
-	if ls, ok := s.leaseSeqs.take(leaseSeqKey(k)); ok {
+	for {
+		ls, ok := s.leaseSeqs.take(leaseSeqKey(k))
+		if !ok {
+			return
+		}
 		s.abandon(ctx, k, span{epoch: ls.epoch, first: ls.seq, use: ls.seq, last: ls.seq})
 	}
 }

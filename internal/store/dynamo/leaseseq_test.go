@@ -125,3 +125,49 @@ func mustAppend(t *testing.T, s *Store, k store.Key, msgs ...store.Message) {
 		t.Fatalf("AppendMessages: %v", err)
 	}
 }
+
+// A lease that the creating turn sent beside the creation (store's composed
+// opening) and that lands after it reserves a second seq: the turn's
+// question takes the first, its end voids the second, and the next append
+// is not held up (it was, for the stall timeout, when the second seq
+// replaced the first).
+func TestLeaseSeqOfALeaseLandingAfterTheCreation(t *testing.T) {
+	reached, created := make(chan struct{}), make(chan struct{})
+	var blockOnce sync.Once
+	s := newObservedStore(t, "", func(op string, in any) error {
+		if op == "UpdateItem" {
+			blockOnce.Do(func() { close(reached); <-created }) // the lease's update, held until the creation is done
+		}
+		return nil
+	}, nil)
+	s.stallTimeout = time.Hour // a seq left unused would hold the turn's own appends
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	k := store.Key{ProjectID: "p", UserID: "alice", ThreadID: "late-lease"}
+	leased := make(chan error, 1)
+	go func() { leased <- s.AcquireLease(ctx, k, "A", time.Hour) }()
+	// The lease's request is under way (its reservation decided, none
+	// held) before the creation starts: the hook holds it.
+	<-reached
+	mustNoErr(t, s.CreateLeasedSession(ctx, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}, "A", time.Hour))
+	close(created)
+	mustNoErr(t, <-leased)
+
+	if _, err := s.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "q"}}); err != nil {
+		t.Fatalf("the question's append: %v (held up by a reserved seq?)", err)
+	}
+	_, err := s.FinishTurn(ctx, k, "A", []store.Message{{Role: store.RoleAssistant, Content: "a"}}, store.TurnStats{Turns: 1, Messages: 2})
+	mustNoErr(t, err)
+
+	other, err := New(ctx, Options{TableName: s.table, Endpoint: endpoint})
+	mustNoErr(t, err)
+	other.stallTimeout = time.Hour
+	if _, err := other.AppendMessages(ctx, k, []store.Message{{Role: store.RoleUser, Content: "next"}}); err != nil {
+		t.Fatalf("the next append: %v (held up by a reserved seq?)", err)
+	}
+	list, err := other.ListMessages(ctx, k, 0)
+	mustNoErr(t, err)
+	if c := contents(list); !slices.Equal(c, []string{"q", "a", "next"}) {
+		t.Errorf("history %q, want q, a, next", c)
+	}
+}

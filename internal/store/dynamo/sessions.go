@@ -90,7 +90,7 @@ func (s *Store) CreateLeasedSession(ctx context.Context, sess *store.Session, ow
 	if err == nil {
 		pk := sessionPK(sess.ProjectID, sess.ThreadID)
 		s.turnEpochs.put(turnEpochKey(pk, owner), epoch)
-		s.leaseSeqs.put(pk, leaseSeq{epoch: epoch, seq: 1})
+		s.leaseSeqs.add(pk, epoch, 1)
 	}
 	return err
 }
