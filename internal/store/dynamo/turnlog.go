@@ -143,15 +143,6 @@ func (c *turnCache[V]) drop(key string) {
 	delete(c.m, key)
 }
 
-// take returns key's entry and drops it.
-func (c *turnCache[V]) take(key string) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[key]
-	delete(c.m, key)
-	return v, ok
-}
-
 // turnEpoch returns the epoch of k's session for the items of turn: the
 // cached one, or the meta item's (a strongly consistent read, so that a
 // session created a moment ago is found), given one by fenceEpoch when no
