@@ -1,23 +1,8 @@
 // Command local serves every agentchat route in one process over an
-// embedded SQLite file: `make run`.
+// embedded SQLite file: `make run`. It links no AWS SDK; the same server
+// with the DynamoDB store is functions/local/withdynamo.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+import "agentchat/internal/localserver"
 
-	"agentchat/internal/localserver"
-)
-
-func main() {
-	localserver.TuneGC(os.Getenv)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := localserver.Run(ctx, os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "agentchat:", err)
-		os.Exit(1)
-	}
-}
+func main() { localserver.Main(nil) }
