@@ -24,9 +24,13 @@ import (
 // first, and FinishTurn and ReleaseLease void a seq left unused (abandon):
 // a write only for turns that stored nothing. An AcquireLease while the
 // session's seq is unused reserves nothing more, and a deletion of the
-// session forgets it. A process that dies holding an unused seq leaves it
-// to the stall timeout, as a process that dies within an append leaves
-// its range; the window is the same, from the lease to the user message.
+// session forgets it. A lease of the creating turn that lands after the
+// session's creation (store's composed opening sends both at once)
+// reserves a second seq beside the creation's: both are kept, the lower
+// used first, the other voided at the end. A process that dies holding an
+// unused seq leaves it to the stall timeout, as a process that dies within
+// an append leaves its range; the window is about as short, from the
+// lease to the user message.
 
 // leaseSeq is a seq reserved with a lease, in the session's incarnation
 // epoch.
