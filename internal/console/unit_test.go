@@ -8,6 +8,7 @@ import (
 )
 
 func TestMatchPrompt(t *testing.T) {
+	t.Parallel()
 	ios, _ := Lookup(TypeCiscoIOSTelnet)
 	vpcs, _ := Lookup(TypeVPCS)
 	cases := []struct {
@@ -47,6 +48,7 @@ func TestMatchPrompt(t *testing.T) {
 }
 
 func TestQuestionsAndMore(t *testing.T) {
+	t.Parallel()
 	ios, _ := Lookup(TypeCiscoIOSTelnet)
 	for line, want := range map[string]bool{
 		"Proceed with reload? [confirm]":                                      true,
@@ -70,6 +72,7 @@ func TestQuestionsAndMore(t *testing.T) {
 }
 
 func TestReadOnlyRefusal(t *testing.T) {
+	t.Parallel()
 	ios, _ := Lookup(TypeCiscoIOSTelnet)
 	vpcs, _ := Lookup(TypeVPCS)
 	cases := []struct {
@@ -146,6 +149,7 @@ func TestReadOnlyRefusal(t *testing.T) {
 }
 
 func TestCheckLine(t *testing.T) {
+	t.Parallel()
 	ok := []string{"show ip interface brief", "description liaison vers R2 – étage 3", "banner text: 100% ~!@#$^&*()[]{}", "", "\uFFFD as text: \ufffd"}
 	for _, l := range ok {
 		if err := CheckLine(l); err != nil {
@@ -192,6 +196,7 @@ func TestCheckLine(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
+	t.Parallel()
 	ios, _ := Lookup(TypeCiscoIOSTelnet)
 	vpcs, _ := Lookup(TypeVPCS)
 	cases := []struct {
@@ -242,6 +247,7 @@ func TestAbbreviations(t *testing.T) {
 }
 
 func TestSplitConfigChecksEveryLine(t *testing.T) {
+	t.Parallel()
 	ios, _ := Lookup(TypeCiscoIOSTelnet)
 	steps := ios.SplitConfig([]string{
 		"hostname R1\r\ninterface g0/0", "banner motd #\nline one\nline\x15two\n#", "ip route 0.0.0.0 0.0.0.0 10.0.0.1",
@@ -274,6 +280,7 @@ func TestSplitConfigChecksEveryLine(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"a\r\nb\r\n":                        "a\nb\n",
 		"\x1b[1mInterface\x1b[0m\x1b[K  IP": "Interface  IP",
@@ -305,6 +312,7 @@ func TestClean(t *testing.T) {
 }
 
 func TestTelnetDecode(t *testing.T) {
+	t.Parallel()
 	var tn telnet
 	in := []byte{
 		'h', tnIAC, tnWILL, optEcho, 'i', tnIAC, tnWILL, optSGA, tnIAC, tnDO, 31, tnIAC, tnDO, 24,
@@ -335,6 +343,7 @@ func TestTelnetDecode(t *testing.T) {
 }
 
 func TestSupportedTypes(t *testing.T) {
+	t.Parallel()
 	if got := strings.Join(SupportedTypes(), ","); got != "cisco_ios_telnet,vpcs" {
 		t.Errorf("types %s", got)
 	}
@@ -347,6 +356,7 @@ func TestSupportedTypes(t *testing.T) {
 }
 
 func TestCapped(t *testing.T) {
+	t.Parallel()
 	c := capped{max: 10}
 	c.write([]byte("12345"))
 	c.write([]byte("678901234"))

@@ -49,6 +49,7 @@ var showAttacks = []string{
 }
 
 func TestShowToolNeverSendsAttacks(t *testing.T) {
+	t.Parallel()
 	// Each attack gets a device of its own so that the cases, which mostly
 	// wait for console prompts, run side by side.
 	for _, cmd := range showAttacks {
@@ -86,6 +87,7 @@ func isSetupLine(l string) bool {
 }
 
 func TestShowToolStillRunsReadOnlyCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	ok := []string{"show ip interface brief", "sh ip int br", "ping 10.0.0.2", "show version | include IOS", "sh run | i hostname",
@@ -106,6 +108,7 @@ func TestShowToolStillRunsReadOnlyCommands(t *testing.T) {
 }
 
 func TestConfigToolFiltersEveryLine(t *testing.T) {
+	t.Parallel()
 	attacks := []string{
 		"hostname R1\nreload", "hostname R1\rdo reload", "do rel", "do wr er", "do reloa", "do write erase", "do era",
 		"do deb all", "exit", "ex", "banner motd #\nWelcome\nreload\n#", "banner motd #\nok\x15\n#",
@@ -134,6 +137,7 @@ func TestConfigToolFiltersEveryLine(t *testing.T) {
 }
 
 func TestConfigToolStillConfigures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	// legitimate configuration still works: a banner given as one string, "do write memory"
@@ -158,6 +162,7 @@ func printableWire(raw []byte) (byte, bool) {
 }
 
 func TestShowToolWireHoldsOnlyCheckedLines(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	for from := 0; from < len(showAttacks); from += maxCommands - 1 {
@@ -183,6 +188,7 @@ func TestShowToolWireHoldsOnlyCheckedLines(t *testing.T) {
 }
 
 func TestShowToolOnVPCSOnlyShowAndPing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pc := e.addPC("PC1")
 	attacks := []string{"ip 10.9.9.9/24 10.9.9.1", "@ip 10.9.9.9/24", "save", "w", "trace 10.0.0.1", "t 10.0.0.1", "quit", "q",
@@ -233,6 +239,7 @@ func hostileConsole(t *testing.T) *consoletest.Device {
 }
 
 func TestHostileConsoleOutputWithheld(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *Options) { o.CommandTimeout = time.Second })
 	d := hostileConsole(t)
 	e.addNode(gns3test.QemuRouterNode(e.pid, "R1", 0, 0), d.Port(), []string{"device_type:cisco_ios_telnet"})
@@ -286,6 +293,7 @@ func (l *countingListener) accepted() int {
 }
 
 func TestConsoleHostMustBeGNS3OrAllowed(t *testing.T) {
+	t.Parallel()
 	other := listenOn(t, "127.0.0.2:0")
 	allow, err := config.ParseHostAllowList("10.0.0.0/8, consoles.lab")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestToolMetadata(t *testing.T) {
+	t.Parallel()
 	ts := New(Options{})
 	for _, tools := range [][]string{toolkittest.Names(ts.Project("p")), toolkittest.Names(ts.Gateway())} {
 		if strings.Join(tools, ",") != ToolDeviceCommands+","+ToolDeviceConfigCommands+","+ToolVPCSCommands {
@@ -33,6 +34,7 @@ func TestToolMetadata(t *testing.T) {
 }
 
 func TestSchemas(t *testing.T) {
+	t.Parallel()
 	ts := New(Options{})
 	for _, gateway := range []bool{false, true} {
 		tools := ts.Project("p")
@@ -88,6 +90,7 @@ func TestSchemas(t *testing.T) {
 }
 
 func TestInvalidArguments(t *testing.T) {
+	t.Parallel()
 	c, err := gns3.New("http://127.0.0.1:1", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ func openSQLite(t *testing.T, n int) []*sqlite.Store {
 }
 
 func TestStoreLocker(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	hs := openSQLite(t, 2)
 	a, b := StoreLocker{Locks: hs[0]}, StoreLocker{Locks: hs[1]}
@@ -79,6 +80,7 @@ func TestStoreLocker(t *testing.T) {
 // Errors other than a held lease are not ErrDeviceBusy: the toolset
 // reports them at once instead of waiting for the device.
 func TestStoreLockerOtherErrors(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	l := StoreLocker{Locks: openSQLite(t, 1)[0]}
 	for _, tc := range []struct {
@@ -103,6 +105,7 @@ func TestStoreLockerOtherErrors(t *testing.T) {
 // once: the second waits, reports the device busy, and gets it once the
 // first released it.
 func TestStoreLockerAcrossToolsets(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	hs := openSQLite(t, 2)
 	ts1, ts2 := New(Options{Locks: StoreLocker{Locks: hs[0]}}), New(Options{Locks: StoreLocker{Locks: hs[1]}})

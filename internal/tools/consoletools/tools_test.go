@@ -19,6 +19,7 @@ import (
 )
 
 func TestShowOnTwoRouters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	// R2 keeps paging on and colours its output: neither may show
@@ -48,6 +49,7 @@ func TestShowOnTwoRouters(t *testing.T) {
 }
 
 func TestBlockedCommandNeverSent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	a := e.Call(ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":
@@ -83,6 +85,7 @@ func TestBlockedCommandNeverSent(t *testing.T) {
 }
 
 func TestConfigureInterface(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	cfg := []string{"interface GigabitEthernet0/1", "description uplink to R2", "ip address 10.1.1.1 255.255.255.0", "no shutdown"}
@@ -115,6 +118,7 @@ func TestConfigureInterface(t *testing.T) {
 }
 
 func TestConfigErrorStillEndsAtEnable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	a := e.Call(ToolDeviceConfigCommands, `{"device_configs":[{"device_name":"R1","config_commands":
@@ -136,6 +140,7 @@ func TestConfigErrorStillEndsAtEnable(t *testing.T) {
 }
 
 func TestBanner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	r2 := e.addRouter("R2", consoletest.IOSOptions{})
@@ -169,6 +174,7 @@ func TestBanner(t *testing.T) {
 }
 
 func TestDeviceTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// A Qemu node whose image tells nothing needs a tag.
 	r1 := consoletest.NewIOS(t, consoletest.IOSOptions{Hostname: "R1"})
@@ -202,6 +208,7 @@ func TestDeviceTypes(t *testing.T) {
 }
 
 func TestVPCSTool(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pc1 := e.addPC("PC1")
 	pc2 := e.addPC("PC2")
@@ -236,6 +243,7 @@ func TestVPCSTool(t *testing.T) {
 }
 
 func TestBusyDevice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	nodeID := e.nodeID("R1")
@@ -279,6 +287,7 @@ func (e *env) nodeID(name string) string {
 }
 
 func TestFailuresPerDevice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *Options) { o.CommandTimeout = time.Second })
 	e.addRouter("R1", consoletest.IOSOptions{})
 	silent := e.addRouter("R2", consoletest.IOSOptions{Silent: true})
@@ -322,6 +331,7 @@ func TestFailuresPerDevice(t *testing.T) {
 }
 
 func TestDuplicateAndConsoleType(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addRouter("R1", consoletest.IOSOptions{})
 	vnc := gns3test.QemuRouterNode(e.pid, "R2", 200, 0)
@@ -355,6 +365,7 @@ func TestDuplicateAndConsoleType(t *testing.T) {
 }
 
 func TestConsoleHostFallback(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var dialed []string
 	e := newEnv(t, func(o *Options) {
@@ -383,6 +394,7 @@ func TestConsoleHostFallback(t *testing.T) {
 }
 
 func TestConcurrencyBound(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	open, peak := 0, 0
 	e := newEnv(t, func(o *Options) {
@@ -431,6 +443,7 @@ func (c *countedConn) Close() error {
 }
 
 func TestAbortClosesConsoleAndReleasesLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *Options) { o.CommandTimeout = 30 * time.Second })
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	ctx, cancel := context.WithCancel(userCtx())
@@ -464,6 +477,7 @@ func TestAbortClosesConsoleAndReleasesLock(t *testing.T) {
 }
 
 func TestTimeLimitReturnsPartialResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *Options) { o.CommandTimeout = 30 * time.Second })
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	ctx, cancel := context.WithTimeout(userCtx(), 2*time.Second)
@@ -502,6 +516,7 @@ func (l *renewLocker) AcquireDeviceLock(ctx context.Context, p, n, owner string,
 }
 
 func TestLockRenewedAndLost(t *testing.T) {
+	t.Parallel()
 	l := &renewLocker{}
 	e := newEnv(t, func(o *Options) { o.Locks = l })
 	e.ts.lockTTL = 200 * time.Millisecond
@@ -524,6 +539,7 @@ func TestLockRenewedAndLost(t *testing.T) {
 }
 
 func TestNotConfigured(t *testing.T) {
+	t.Parallel()
 	ts := New(Options{})
 	for _, tl := range append(ts.Project("p"), ts.Gateway()...) {
 		if _, err := tl.Run(context.Background(), []byte(`{}`)); !errors.Is(err, ErrNotConfigured) || err.Error() != "GNS3 is not configured" {
@@ -533,6 +549,7 @@ func TestNotConfigured(t *testing.T) {
 }
 
 func TestGatewayTool(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addRouter("R1", consoletest.IOSOptions{})
 	tl := toolkittest.FindTool(t, e.ts.Gateway(), ToolDeviceCommands)
@@ -550,6 +567,7 @@ func TestGatewayTool(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
+	t.Parallel()
 	ios, _ := console.Lookup(console.TypeCiscoIOSTelnet)
 	vpcs, _ := console.Lookup(console.TypeVPCS)
 	f := NewFilter(DefaultBlocked())
@@ -691,6 +709,7 @@ func TestFilter(t *testing.T) {
 }
 
 func TestConfiguredBlockList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *Options) { o.Blocked = []string{"show version"} })
 	r1 := e.addRouter("R1", consoletest.IOSOptions{})
 	a := e.Call(ToolDeviceCommands, `{"device_configs":[{"device_name":"R1","commands":["sh ver","traceroute 10.0.0.9"]}]}`)
@@ -716,6 +735,7 @@ func TestConfiguredBlockList(t *testing.T) {
 // what GNS3 reports of the node: VPCS, Dynamips and IOU nodes, and Qemu
 // nodes running an IOSv image; a tag still wins.
 func TestDeviceTypeFromNode(t *testing.T) {
+	t.Parallel()
 	qemu := func(image string) map[string]any { return map[string]any{"hda_disk_image": image} }
 	cases := []struct {
 		nodeType   string

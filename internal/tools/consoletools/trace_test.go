@@ -20,6 +20,7 @@ import (
 // refused, failed when the device failed; never a command or output.
 // Without a span in the context no span is made.
 func TestConsoleSpans(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addRouter("R1", consoletest.IOSOptions{})
 	exp := tracetest.NewInMemoryExporter()
