@@ -1,8 +1,10 @@
 package llmtest
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"hash/fnv"
+	"hash/maphash"
 	"math"
 	"strconv"
 	"strings"
@@ -202,26 +204,57 @@ func resolveRef(root map[string]any, ref string) any {
 
 // cachedPrefix is the prompt tokens of the longest prefix of req's
 // messages that an earlier request sent, as a provider's prompt cache
-// reports them (0 when none).
+// reports them (0 when none). It looks the prefixes up by their hashes
+// (record keeps those of every request), so a server that has answered
+// many requests answers as fast as a fresh one.
 func (s *Server) cachedPrefix(req Request) int {
+	hashes := prefixHashes(s.seed, req.Messages)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	best := 0
-	for _, earlier := range s.requests {
-		if earlier.N >= req.N {
-			continue
+	for n := len(hashes); n > 0; n-- {
+		if first, ok := s.prefixes[hashes[n-1]]; ok && first < req.N {
+			best = n
+			break
 		}
-		n := 0
-		for n < len(req.Messages) && n < len(earlier.Messages) && sameMessage(req.Messages[n], earlier.Messages[n]) {
-			n++
-		}
-		best = max(best, n)
 	}
+	s.mu.Unlock()
 	tokens := 0
 	for _, m := range req.Messages[:best] {
 		tokens += messageTokens(m)
 	}
 	return tokens
+}
+
+// prefixHashes returns, for n = 1..len(msgs), the hash of the prompt text
+// of msgs[:n] (what a provider's prompt cache compares).
+func prefixHashes(seed maphash.Seed, msgs []openai.ChatCompletionMessage) []uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	field := func(v string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(v)))
+		_, _ = h.Write(n[:]) // a maphash.Hash write never fails
+		_, _ = h.WriteString(v)
+	}
+	out := make([]uint64, len(msgs))
+	for i, m := range msgs {
+		field(m.Role)
+		field(m.Content)
+		field(m.Name)
+		field(m.ToolCallID)
+		field(strconv.Itoa(len(m.ToolCalls)))
+		for _, c := range m.ToolCalls {
+			field(c.ID)
+			field(c.Function.Name)
+			field(c.Function.Arguments)
+		}
+		field(strconv.Itoa(len(m.MultiContent)))
+		for _, p := range m.MultiContent {
+			field(p.Text)
+		}
+		out[i] = h.Sum64()
+	}
+	return out
 }
 
 // messageTokens is the prompt tokens the server counts for m: its words
@@ -232,23 +265,4 @@ func messageTokens(m openai.ChatCompletionMessage) int {
 		n += len(strings.Fields(p.Text))
 	}
 	return n
-}
-
-// sameMessage reports whether two messages are the same prompt text.
-func sameMessage(a, b openai.ChatCompletionMessage) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.Name != b.Name || a.ToolCallID != b.ToolCallID ||
-		len(a.ToolCalls) != len(b.ToolCalls) || len(a.MultiContent) != len(b.MultiContent) {
-		return false
-	}
-	for i := range a.ToolCalls {
-		if a.ToolCalls[i].ID != b.ToolCalls[i].ID || a.ToolCalls[i].Function != b.ToolCalls[i].Function {
-			return false
-		}
-	}
-	for i := range a.MultiContent {
-		if a.MultiContent[i].Text != b.MultiContent[i].Text {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -94,11 +95,15 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
-	mu          sync.Mutex
-	queue       []Reply
-	handler     Handler
-	def         Reply
-	requests    []Request
+	mu       sync.Mutex
+	queue    []Reply
+	handler  Handler
+	def      Reply
+	requests []Request
+	// prefixes holds the hash of every message prefix a request sent
+	// (prefixHashes), with the number of the first request that sent it.
+	prefixes    map[uint64]int
+	seed        maphash.Seed
 	ndisconnect int
 	disconnects chan Request
 }
@@ -113,6 +118,8 @@ func NewServer(t testing.TB) *Server {
 		closing:     make(chan struct{}),
 		def:         Reply{Text: DefaultText},
 		disconnects: make(chan Request, disconnectBuffer),
+		prefixes:    map[uint64]int{},
+		seed:        maphash.MakeSeed(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveChat)
@@ -190,9 +197,15 @@ func (s *Server) DisconnectCount() int {
 
 // record stores a request and picks its reply.
 func (s *Server) record(req Request) (Request, Reply) {
+	hashes := prefixHashes(s.seed, req.Messages)
 	s.mu.Lock()
 	req.N = len(s.requests) + 1
 	s.requests = append(s.requests, req)
+	for _, h := range hashes {
+		if _, ok := s.prefixes[h]; !ok {
+			s.prefixes[h] = req.N
+		}
+	}
 	if len(s.queue) > 0 {
 		r := s.queue[0]
 		s.queue = s.queue[1:]

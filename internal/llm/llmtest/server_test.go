@@ -419,3 +419,51 @@ func TestStreamLogprobs(t *testing.T) {
 		t.Fatalf("logprobs %v", lps)
 	}
 }
+
+// The cached prefix is the longest run of leading messages an earlier
+// request sent, never the request's own, compared field by field.
+func TestCachedPrefix(t *testing.T) {
+	s := NewServer(t)
+	msg := func(role, content string) openai.ChatCompletionMessage {
+		return openai.ChatCompletionMessage{Role: role, Content: content}
+	}
+	sys, u1, a1, u2 := msg("system", "you are a lab assistant"), msg("user", "ping R1"), msg("assistant", "R1 answers"), msg("user", "and R2")
+	call := openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c1", Type: "function",
+		Function: openai.FunctionCall{Name: "ping", Arguments: `{"host":"R1"}`}}}}
+	callOther := call
+	callOther.ToolCalls = []openai.ToolCall{{ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "ping", Arguments: `{"host":"R2"}`}}}
+	tokens := func(ms ...openai.ChatCompletionMessage) int {
+		n := 0
+		for _, m := range ms {
+			n += messageTokens(m)
+		}
+		return n
+	}
+	s.record(Request{Messages: []openai.ChatCompletionMessage{sys, u1}})
+	s.record(Request{Messages: []openai.ChatCompletionMessage{sys, u1, a1, u2}})
+	s.record(Request{Messages: []openai.ChatCompletionMessage{sys, call}})
+	cases := []struct {
+		name string
+		msgs []openai.ChatCompletionMessage
+		want int
+	}{
+		{"the longest earlier prefix", []openai.ChatCompletionMessage{sys, u1, a1, u2, msg("assistant", "R2 too"), msg("user", "thanks")}, tokens(sys, u1, a1, u2)},
+		{"a shorter one", []openai.ChatCompletionMessage{sys, u1, msg("assistant", "another answer")}, tokens(sys, u1)},
+		{"the system prompt only", []openai.ChatCompletionMessage{sys, msg("user", "new question")}, tokens(sys)},
+		{"nothing in common", []openai.ChatCompletionMessage{msg("system", "another prompt"), u1}, 0},
+		{"a tool call with other arguments", []openai.ChatCompletionMessage{sys, callOther}, tokens(sys)},
+		{"the same tool call", []openai.ChatCompletionMessage{sys, call, msg("tool", "reply")}, tokens(sys, call)},
+	}
+	for _, tc := range cases {
+		req, _ := s.record(Request{Messages: tc.msgs})
+		if got := s.cachedPrefix(req); got != tc.want {
+			t.Errorf("%s: %d cached tokens, want %d", tc.name, got, tc.want)
+		}
+	}
+	// A request's own messages are not an earlier request's.
+	fresh := NewServer(t)
+	req, _ := fresh.record(Request{Messages: []openai.ChatCompletionMessage{sys, u1}})
+	if got := fresh.cachedPrefix(req); got != 0 {
+		t.Errorf("first request: %d cached tokens, want 0", got)
+	}
+}
