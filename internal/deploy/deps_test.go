@@ -98,3 +98,28 @@ func TestFunctionDependencies(t *testing.T) {
 		}
 	}
 }
+
+// The local server of `make run` (functions/local) links no AWS SDK: its
+// package initialisation and code were about 5.5 MiB of the server's peak
+// memory. functions/local/withdynamo, which serves STORE=dynamodb, does
+// link the DynamoDB store.
+func TestLocalServerLinksNoAWSSDK(t *testing.T) {
+	all := deps(t, []string{"local", "local/withdynamo"})
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"local", false},
+		{"local/withdynamo", true},
+	} {
+		d, ok := all[tc.name]
+		if !ok {
+			t.Fatalf("go list said nothing of functions/%s", tc.name)
+		}
+		sdk := slices.Contains(d, "github.com/aws/aws-sdk-go-v2/service/dynamodb")
+		store := slices.Contains(d, "agentchat/internal/store/dynamo")
+		if sdk != tc.want || store != tc.want {
+			t.Errorf("functions/%s links the DynamoDB SDK %v and store %v, want %v", tc.name, sdk, store, tc.want)
+		}
+	}
+}
