@@ -1,10 +1,8 @@
 package localserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"agentchat/internal/auth"
+	"agentchat/internal/httpapi/apitest"
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/sse/ssetest"
 	"agentchat/internal/store/dynamo/dynalitetest"
@@ -127,21 +126,5 @@ func TestRejoinAcrossInstances(t *testing.T) {
 // end of the test.
 func authed(t *testing.T, token, method, url string, body any, header ...string) *http.Response {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, url, r)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return apitest.OpenURL(t, method, url, token, body, header...)
 }

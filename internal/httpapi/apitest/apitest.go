@@ -181,6 +181,30 @@ func (e *Env) DoT(t testing.TB, method, path, authz string, body any) *Response 
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 
+// OpenURL sends a request to url with token as its bearer (none when
+// empty), body as Do takes it and the header pairs given, and returns the
+// response unread (a stream, say); its body is closed when the test ends.
+func OpenURL(t testing.TB, method, url, token string, body any, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bodyReader(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
 // As sends a request as user (Bearer JWT).
 func (e *Env) As(user, method, path string, body any) *Response {
 	e.T.Helper()

@@ -1,9 +1,7 @@
 package chat_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,23 +35,7 @@ func newLoggedEnv(t *testing.T, mods ...func(*chat.Options)) *env {
 // do sends a request as user with headers and returns the response.
 func do(t *testing.T, e *env, method, path, user string, body any, header ...string) *http.Response {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, e.Server.URL+path, r)
-	req.Header.Set("Authorization", "Bearer "+e.Token(user))
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return apitest.OpenURL(t, method, e.Server.URL+path, e.Token(user), body, header...)
 }
 
 func words(n int) []string {
