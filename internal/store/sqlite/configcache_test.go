@@ -118,13 +118,7 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-			s, path := openTemp(t, WithClock(clock.Now))
-			other, err := Open(ctx, path, WithClock(clock.Now))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = other.Close() })
+			s, other, clock := twoProcesses(t)
 			tc.run(t, env{s: s, other: other, clock: clock})
 		})
 	}
@@ -134,13 +128,7 @@ func TestDefaultLLMConfigCache(t *testing.T) {
 // and another process's within readTTL.
 func TestUserBudgetCache(t *testing.T) {
 	ctx := context.Background()
-	clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	s, path := openTemp(t, WithClock(clock.Now))
-	other, err := Open(ctx, path, WithClock(clock.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
+	s, other, clock := twoProcesses(t)
 	budgetOf := func(s *Store) int64 {
 		t.Helper()
 		b, err := s.UserBudget(ctx, "alice")
@@ -214,13 +202,7 @@ func TestDefaultLLMConfigRefCache(t *testing.T) {
 	for _, tc := range cases {
 		for _, viaOther := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, other process %v", tc.name, viaOther), func(t *testing.T) {
-				clock := manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-				s, path := openTemp(t, WithClock(clock.Now))
-				other, err := Open(ctx, path, WithClock(clock.Now))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = other.Close() })
+				s, other, clock := twoProcesses(t)
 				setup(t, s)
 				if got := refModel(t, s); got != "m-a" {
 					t.Fatalf("before the write: %q, want m-a", got)
@@ -258,4 +240,18 @@ func modelOrNone(t *testing.T, c *store.LLMConfig, err error) string {
 	}
 	m, _ := c.Config["model"].(string)
 	return m
+}
+
+// twoProcesses opens a temporary file twice, as two processes would, both
+// Stores on one manual clock that the test moves.
+func twoProcesses(t *testing.T) (s, other *Store, clock *manualclock.Clock) {
+	t.Helper()
+	clock = manualclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, path := openTemp(t, WithClock(clock.Now))
+	other, err := Open(context.Background(), path, WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	return s, other, clock
 }
