@@ -108,8 +108,7 @@ func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp 
 	cond := e.n(aMsgEpoch) + " = " + e.v(avS(sp.epoch)) +
 		" AND " + e.n(aMsgSeq) + " = " + e.v(avN(sp.first-1)) +
 		" AND attribute_exists(" + e.n(aMsgCommitted) + ")"
-	cond += " AND " + s.statsReleaseClauses(e, k, owner, d, endState{
-		pinned: getBool(meta, aPinned), release: getS(meta, aLeaseOwner) == owner, title: generatedTitle(title, meta)})
+	cond += " AND " + s.statsReleaseClauses(e, k, owner, d, endStateOf(meta, owner, title))
 	err = s.updateLease(ctx, k, e, cond)
 	if err == nil {
 		return true, nil
@@ -136,7 +135,7 @@ func (s *Store) commitFinish(ctx context.Context, k store.Key, owner string, sp 
 // pinned flag, lease holder and the user's naming; a failed condition
 // reads them again.
 func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, d store.TurnStats, title string, meta item) error {
-	st := endState{pinned: getBool(meta, aPinned), release: meta == nil || getS(meta, aLeaseOwner) == owner, title: generatedTitle(title, meta)}
+	st := endStateOf(meta, owner, title)
 	for range maxUpdateAttempts {
 		e := newExpr()
 		err := s.updateLease(ctx, k, e, s.statsReleaseClauses(e, k, owner, d, st))
@@ -150,7 +149,7 @@ func (s *Store) statsAndRelease(ctx context.Context, k store.Key, owner string, 
 		if err != nil {
 			return fmt.Errorf("write the turn's statistics: %w", err)
 		}
-		st = endState{pinned: getBool(cur, aPinned), release: getS(cur, aLeaseOwner) == owner, title: generatedTitle(title, cur)}
+		st = endStateOf(cur, owner, title)
 	}
 	return fmt.Errorf("write the turn's statistics: gave up after %d concurrent modifications", maxUpdateAttempts)
 }
@@ -163,13 +162,15 @@ type endState struct {
 	title           string
 }
 
-// generatedTitle is title, unless meta (when known) shows that the user
-// named the session: a generated title never replaces the user's.
-func generatedTitle(title string, meta item) string {
+// endStateOf is the end of owner's turn as the meta item meta tells it
+// (nil: not known, taken as not pinned, the lease owner's, no user's
+// name): title is set unless the user named the session, since a
+// generated title never replaces the user's.
+func endStateOf(meta item, owner, title string) endState {
 	if getBool(meta, aTitleByUser) {
-		return ""
+		title = ""
 	}
-	return title
+	return endState{pinned: getBool(meta, aPinned), release: meta == nil || getS(meta, aLeaseOwner) == owner, title: title}
 }
 
 // statsReleaseClauses adds to e what AddTurnStats writes (the counters,
