@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 )
 
@@ -47,9 +46,7 @@ const (
 // TurnBlobs encodes the blobs of turn log batches, compressed when that
 // makes them smaller, reusing its compressors. The zero value is ready;
 // it is safe for concurrent use.
-type TurnBlobs struct {
-	writers sync.Pool // *flate.Writer
-}
+type TurnBlobs struct{ z Deflater }
 
 // Encode returns the blob of a batch of events (see DecodeTurnEvents),
 // compressed when that makes it smaller.
@@ -58,25 +55,13 @@ func (t *TurnBlobs) Encode(events [][]byte) []byte {
 	if len(raw)-1 < blobCompressFrom {
 		return raw
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(raw) / 4)
-	buf.WriteByte(blobDeflate)
-	var n [binary.MaxVarintLen64]byte
-	buf.Write(n[:binary.PutUvarint(n[:], uint64(len(raw)-1))])
-	w, _ := t.writers.Get().(*flate.Writer)
-	if w == nil {
-		w, _ = flate.NewWriter(&buf, flate.BestSpeed) // a valid level: no error
-	} else {
-		w.Reset(&buf)
-	}
-	defer t.writers.Put(w)
-	// Writes to a bytes.Buffer do not fail.
-	_, _ = w.Write(raw[1:])
-	_ = w.Close()
-	if buf.Len() >= len(raw) {
+	head := make([]byte, 0, 1+binary.MaxVarintLen64+len(raw)/4)
+	head = binary.AppendUvarint(append(head, blobDeflate), uint64(len(raw)-1))
+	blob := t.z.AppendDeflate(head, raw[1:])
+	if len(blob) >= len(raw) {
 		return raw
 	}
-	return buf.Bytes()
+	return blob
 }
 
 // EncodeTurnEvents is TurnBlobs.Encode with a compressor of its own.

@@ -56,7 +56,7 @@ func itemSize(it item) int {
 }
 
 func TestCompress(t *testing.T) {
-	var d deflaters
+	d := &store.Deflater{}
 	cases := []struct {
 		name  string
 		in    string
@@ -64,12 +64,12 @@ func TestCompress(t *testing.T) {
 	}{
 		{"empty", "", false},
 		{"short text", "show ip route", false},
-		{"a user's storetest.Question1KiB", storetest.Question1KiB, true},
+		{"a user's question", storetest.Question1KiB, true},
 		{"console output", strings.Repeat("Gi0/1  up  up  10.0.12.1/30\n", 200), true},
 		{"incompressible", randomBytes(4096), false},
 	}
 	for _, tc := range cases {
-		z := d.compress([]byte(tc.in))
+		z := compressMessage(d, []byte(tc.in))
 		if (z != nil) != tc.wantZ {
 			t.Errorf("%s: compressed %v, want %v", tc.name, z != nil, tc.wantZ)
 			continue
@@ -80,12 +80,12 @@ func TestCompress(t *testing.T) {
 		if len(z) > len(tc.in)*9/10 {
 			t.Errorf("%s: %d bytes compressed to %d", tc.name, len(tc.in), len(z))
 		}
-		back, err := d.inflate(z)
+		back, err := inflateMessage(d, z)
 		if err != nil || string(back) != tc.in {
 			t.Errorf("%s: inflate: %v (%d bytes back of %d)", tc.name, err, len(back), len(tc.in))
 		}
-		// A nil *deflaters (no pool) compresses the same way.
-		if z2 := (*deflaters)(nil).compress([]byte(tc.in)); !bytes.Equal(z, z2) {
+		// A nil *store.Deflater (no pool) compresses the same way.
+		if z2 := compressMessage(nil, []byte(tc.in)); !bytes.Equal(z, z2) {
 			t.Errorf("%s: a nil deflaters compressed differently", tc.name)
 		}
 	}
@@ -104,10 +104,10 @@ func TestInflateRefuses(t *testing.T) {
 		z    []byte
 		want error
 	}{
-		{"expands past the limit", bomb.Bytes(), errInflatedTooLarge},
+		{"expands past the limit", bomb.Bytes(), store.ErrInflatedTooLarge},
 		{"not DEFLATE", []byte("plain text, not compressed"), nil},
 	} {
-		_, err := (*deflaters)(nil).inflate(tc.z)
+		_, err := inflateMessage(nil, tc.z)
 		switch {
 		case err == nil:
 			t.Errorf("%s: no error", tc.name)
@@ -126,18 +126,18 @@ func TestMessageItemCompressed(t *testing.T) {
 		return store.Message{Seq: 1, ID: "5a0c39a4-8ce3-4f0a-9a1a-3c1d1c3f4f2e", Role: store.RoleUser, Content: content, CreatedAt: now(),
 			Metadata: map[string]any{store.MetadataTurnID: "019ae0a1-8f1e-7c3b-9c1e-0d6f1e2a3b4c"}}
 	}
-	var d deflaters
+	d := &store.Deflater{}
 	for _, tc := range []struct {
 		name     string
 		content  string
 		wantZ    bool
 		maxBytes int
 	}{
-		{"1 KiB storetest.Question1KiB", storetest.Question1KiB, true, 1024},
+		{"1 KiB question", storetest.Question1KiB, true, 1024},
 		{"short answer", "OSPF on R3 filters 10.3.0.0/24.", false, 1024},
 		{"random text, a fifth smaller", randomText(2000), true, 0},
 	} {
-		items, err := messageItems(&d, pk, "epoch-1", "w", msg(tc.content))
+		items, err := messageItems(d, pk, "epoch-1", "w", msg(tc.content))
 		if err != nil || len(items) != 1 {
 			t.Fatalf("%s: %d items, %v", tc.name, len(items), err)
 		}
@@ -148,7 +148,7 @@ func TestMessageItemCompressed(t *testing.T) {
 		if tc.maxBytes > 0 && itemSize(it) > tc.maxBytes {
 			t.Errorf("%s: item of %d bytes, want at most %d (one write unit)", tc.name, itemSize(it), tc.maxBytes)
 		}
-		got, err := decodeMessage(&d, 1, it, nil)
+		got, err := decodeMessage(d, 1, it, nil)
 		if err != nil || got.Content != tc.content {
 			t.Errorf("%s: decoded %q, %v", tc.name, got.Content, err)
 		}
@@ -156,7 +156,7 @@ func TestMessageItemCompressed(t *testing.T) {
 	// As written before compression.
 	legacy, _ := messageItems(nil, pk, "epoch-1", "w", msg("short"))
 	legacy[0][mContent] = avS(storetest.Question1KiB)
-	if got, err := decodeMessage(&d, 1, legacy[0], nil); err != nil || got.Content != storetest.Question1KiB {
+	if got, err := decodeMessage(d, 1, legacy[0], nil); err != nil || got.Content != storetest.Question1KiB {
 		t.Errorf("an uncompressed item: %q, %v", got.Content, err)
 	}
 }

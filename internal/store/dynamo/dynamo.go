@@ -141,7 +141,7 @@ type Store struct {
 	// turnBlobs encodes (and compresses) the batches of turn logs.
 	turnBlobs store.TurnBlobs
 	// deflaters compresses the text of message items (deflate.go).
-	deflaters deflaters
+	deflater store.Deflater
 }
 
 var _ store.Store = (*Store)(nil)

@@ -24,7 +24,7 @@ func (s *Store) ListHistory(ctx context.Context, k store.Key, p store.HistoryPag
 	}
 	limit := max(p.Limit, 1)
 	newCol := func() *collector {
-		col := newCollector(&s.deflaters, c, 0)
+		col := newCollector(&s.deflater, c, 0)
 		page := p
 		col.page = &page
 		if p.Before > 0 {

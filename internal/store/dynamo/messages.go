@@ -414,7 +414,7 @@ func (s *Store) writeSpan(ctx context.Context, k store.Key, sp span, out []store
 	var items []item
 	for i := range out {
 		out[i].Seq = sp.use + int64(i)
-		its, err := messageItems(&s.deflaters, pk, sp.epoch, wid, out[i])
+		its, err := messageItems(&s.deflater, pk, sp.epoch, wid, out[i])
 		if err != nil {
 			s.abandon(ctx, k, sp)
 			return false, fmt.Errorf("message %d: %w", i, err)
@@ -832,7 +832,7 @@ func (c commitState) below(x int64) int64 {
 // empty, as items written before the stamp). Its text, or a large
 // message's body, is compressed with z when that makes it smaller (see
 // deflate.go).
-func messageItems(z *deflaters, pk, epoch, wid string, m store.Message) ([]item, error) {
+func messageItems(z *store.Deflater, pk, epoch, wid string, m store.Message) ([]item, error) {
 	it := keyOf(pk, msgSK(m.Seq))
 	it[mWriter] = avS(wid)
 	if epoch != "" {
@@ -858,7 +858,7 @@ func messageItems(z *deflaters, pk, epoch, wid string, m store.Message) ([]item,
 		content := m.Content
 		var zc []byte
 		if len(content) >= compressFrom {
-			zc = z.compress([]byte(content))
+			zc = compressMessage(z, []byte(content))
 		}
 		size := fixed + len(content)
 		if zc != nil {
@@ -887,7 +887,7 @@ func messageItems(z *deflaters, pk, epoch, wid string, m store.Message) ([]item,
 	if err != nil {
 		return nil, fmt.Errorf("encode large message: %w", err)
 	}
-	if zb := z.compress(body); zb != nil {
+	if zb := compressMessage(z, body); zb != nil {
 		body = zb
 		it[mBodyDeflate] = avBool(true)
 	}
@@ -938,7 +938,7 @@ func parseMsgSK(sk string) (seq int64, part int, ok bool) {
 
 // decodeMessage decodes a message item; parts are the chunks of its part
 // items by number (only for large messages).
-func decodeMessage(z *deflaters, seq int64, it item, parts map[int][]byte) (store.Message, error) {
+func decodeMessage(z *store.Deflater, seq int64, it item, parts map[int][]byte) (store.Message, error) {
 	m := store.Message{
 		Seq:  seq,
 		ID:   getS(it, mID),
@@ -962,7 +962,7 @@ func decodeMessage(z *deflaters, seq int64, it item, parts map[int][]byte) (stor
 			buf = append(buf, p...)
 		}
 		if getBool(it, mBodyDeflate) {
-			if buf, err = z.inflate(buf); err != nil {
+			if buf, err = inflateMessage(z, buf); err != nil {
 				return m, fmt.Errorf("decode large message: %w", err)
 			}
 		}
@@ -976,7 +976,7 @@ func decodeMessage(z *deflaters, seq int64, it item, parts map[int][]byte) (stor
 	}
 	m.Content = getS(it, mContent)
 	if zc := getB(it, mContentZ); zc != nil {
-		text, err := z.inflate(zc)
+		text, err := inflateMessage(z, zc)
 		if err != nil {
 			return m, fmt.Errorf("decode content: %w", err)
 		}
@@ -999,7 +999,7 @@ func decodeMessage(z *deflaters, seq int64, it item, parts map[int][]byte) (stor
 
 // collector gathers the visible messages of a descending message query.
 type collector struct {
-	z      *deflaters // decompresses the items' text
+	z      *store.Deflater // decompresses the items' text
 	c      commitState
 	limit  int
 	next   int64 // the next visible seq expected; 0 when all are gathered
@@ -1015,7 +1015,7 @@ type collector struct {
 	bytes int
 }
 
-func newCollector(z *deflaters, c commitState, limit int) *collector {
+func newCollector(z *store.Deflater, c commitState, limit int) *collector {
 	return &collector{z: z, c: c, limit: limit, next: c.below(c.seq + 1), parts: map[int][]byte{}, wids: map[int]string{}}
 }
 
@@ -1110,7 +1110,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	if qerr != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, qerr)
 	}
-	col := newCollector(&s.deflaters, mr.c, limit)
+	col := newCollector(&s.deflater, mr.c, limit)
 	for {
 		for _, it := range page.Items {
 			col.add(it)
@@ -1129,7 +1129,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	// The query ran before the latest commit, or on a replica behind:
 	// read the committed range again, strongly consistent, now that every
 	// item of it is known to be written.
-	col = newCollector(&s.deflaters, mr.c, limit)
+	col = newCollector(&s.deflater, mr.c, limit)
 	lo := int64(1)
 	if limit > 0 {
 		lo = col.next

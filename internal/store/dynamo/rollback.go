@@ -140,7 +140,7 @@ func (s *Store) rollBackOnce(ctx context.Context, k store.Key, turn string) (int
 // turn's).
 func (s *Store) trailingRun(ctx context.Context, k store.Key, c commitState, turn string) (first, n int64, err error) {
 	pk := sessionPK(k.ProjectID, k.ThreadID)
-	col := newCollector(&s.deflaters, c, rollbackPage)
+	col := newCollector(&s.deflater, c, rollbackPage)
 	for {
 		if err := s.collectRange(ctx, col, pk, msgPrefix, msgSK(col.next)+"#~", col.limit+2, true); err != nil {
 			return 0, 0, fmt.Errorf("read the last messages: %w", err)
