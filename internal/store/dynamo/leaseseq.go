@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"agentchat/internal/store"
 )
@@ -48,10 +47,7 @@ func leaseSeqKey(k store.Key) string { return sessionPK(k.ProjectID, k.ThreadID)
 // composed opening sends both at once), reserves a second. At most
 // turnCacheMax sessions (any one is forgotten to make room: its seqs are
 // then left to the stall timeout); safe for concurrent use.
-type leaseSeqs struct {
-	mu sync.Mutex
-	m  map[string]*pendingSeqs
-}
+type leaseSeqs struct{ c turnCache[pendingSeqs] }
 
 // pendingSeqs are a session's unused seqs of one incarnation.
 type pendingSeqs struct {
@@ -61,65 +57,43 @@ type pendingSeqs struct {
 
 // holds reports whether the session has an unused seq.
 func (l *leaseSeqs) holds(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.m[key]
+	_, ok := l.c.get(key)
 	return ok
 }
 
 // add keeps seq, reserved in epoch; the seqs of another epoch (an
 // incarnation deleted meanwhile) are forgotten.
 func (l *leaseSeqs) add(key, epoch string, seq int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]*pendingSeqs{}
-	}
-	p, ok := l.m[key]
-	if !ok || p.epoch != epoch {
-		if !ok && len(l.m) >= turnCacheMax {
-			for k := range l.m { // forget any one
-				delete(l.m, k)
-				break
-			}
+	l.c.update(key, func(p pendingSeqs, ok bool) (pendingSeqs, bool) {
+		if !ok || p.epoch != epoch {
+			p = pendingSeqs{epoch: epoch}
 		}
-		p = &pendingSeqs{epoch: epoch}
-		l.m[key] = p
-	}
-	p.seqs = append(p.seqs, seq)
-	slices.Sort(p.seqs)
+		p.seqs = append(slices.Clone(p.seqs), seq)
+		slices.Sort(p.seqs)
+		return p, true
+	})
 }
 
 // take returns, and forgets, the session's lowest unused seq.
-func (l *leaseSeqs) take(key string) (leaseSeq, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p, ok := l.m[key]
-	if !ok {
-		return leaseSeq{}, false
-	}
-	ls := leaseSeq{epoch: p.epoch, seq: p.seqs[0]}
-	if p.seqs = p.seqs[1:]; len(p.seqs) == 0 {
-		delete(l.m, key)
-	}
-	return ls, true
+func (l *leaseSeqs) take(key string) (ls leaseSeq, ok bool) {
+	l.c.update(key, func(p pendingSeqs, found bool) (pendingSeqs, bool) {
+		if !found {
+			return p, false
+		}
+		ls, ok = leaseSeq{epoch: p.epoch, seq: p.seqs[0]}, true
+		p.seqs = p.seqs[1:]
+		return p, len(p.seqs) > 0
+	})
+	return ls, ok
 }
 
 // dropUnless forgets the session's unused seqs unless they are of epoch.
 func (l *leaseSeqs) dropUnless(key, epoch string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if p, ok := l.m[key]; ok && p.epoch != epoch {
-		delete(l.m, key)
-	}
+	l.c.update(key, func(p pendingSeqs, ok bool) (pendingSeqs, bool) { return p, ok && p.epoch == epoch })
 }
 
 // drop forgets the session's unused seqs.
-func (l *leaseSeqs) drop(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.m, key)
-}
+func (l *leaseSeqs) drop(key string) { l.c.drop(key) }
 
 // appendAtLeaseSeq appends out (prepared) at ls: one message is written at
 // it and committed (steps 2 and 3 of the protocol, with no reservation);

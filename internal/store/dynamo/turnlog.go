@@ -123,18 +123,29 @@ func (c *turnCache[V]) get(key string) (V, bool) {
 }
 
 func (c *turnCache[V]) put(key string, v V) {
+	c.update(key, func(V, bool) (V, bool) { return v, true })
+}
+
+// update replaces key's entry (v, ok: its value and whether there is one)
+// by what f returns, in one step: the new value when keep, else none.
+func (c *turnCache[V]) update(key string, f func(v V, ok bool) (nv V, keep bool)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
+	v, ok := c.m[key]
+	nv, keep := f(v, ok)
+	switch {
+	case !keep:
+		delete(c.m, key)
+		return
+	case c.m == nil:
 		c.m = map[string]V{}
-	}
-	if _, ok := c.m[key]; !ok && len(c.m) >= turnCacheMax {
+	case !ok && len(c.m) >= turnCacheMax:
 		for k := range c.m { // evict any one
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[key] = v
+	c.m[key] = nv
 }
 
 func (c *turnCache[V]) drop(key string) {
