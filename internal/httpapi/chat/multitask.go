@@ -123,9 +123,7 @@ func (h *Handlers) enqueue(w http.ResponseWriter, r *http.Request, tr agent.Turn
 	w.Header().Set("X-Session-Id", k.ThreadID)
 	s := sse.Start(w)
 	_ = s.JSON(event{Type: "queued", SessionID: k.ThreadID})
-	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {
-		_ = s.UnnumberedJSON(event{Type: "heartbeat", SessionID: k.ThreadID})
-	})
+	s.Heartbeat(h.o.Heartbeat, heartbeat(k.ThreadID))
 	locked := time.Now()
 	for {
 		if err := h.waitLease(ctx, k, held.Owner, queuePoll); err != nil {

@@ -94,9 +94,7 @@ func (h *Handlers) rejoin(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("X-Turn-Id", page.Turn)
 	s := sse.Start(w)
 	defer s.Close()
-	s.Heartbeat(h.o.Heartbeat, func(s *sse.Stream) {
-		_ = s.UnnumberedJSON(event{Type: "heartbeat", SessionID: sid})
-	})
+	s.Heartbeat(h.o.Heartbeat, heartbeat(sid))
 	f := h.o.Follow
 	f.Logs, f.Hub = h.o.TurnLogs, h.o.Hub
 	outcome, err := f.Follow(r.Context(), k, page, func(seq int64, payload []byte) error {

@@ -46,8 +46,13 @@ func (e *turnEncoder) Event(w *runstream.Writer, ev agent.Event) {
 }
 
 // Heartbeat writes a heartbeat event, without an event id.
-func (e *turnEncoder) Heartbeat(s *sse.Stream) {
-	_ = s.UnnumberedJSON(event{Type: "heartbeat", SessionID: e.sessionID})
+func (e *turnEncoder) Heartbeat(s *sse.Stream) { heartbeat(e.sessionID)(s) }
+
+// heartbeat writes the heartbeat event of session sid, without an event
+// id: every stream of the chat routes (a turn, a rejoin, a queued
+// message) keeps its silences with it.
+func heartbeat(sid string) func(*sse.Stream) {
+	return func(s *sse.Stream) { _ = s.UnnumberedJSON(event{Type: "heartbeat", SessionID: sid}) }
 }
 
 // Failure is the error event of a turn a panic stopped.
