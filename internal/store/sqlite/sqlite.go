@@ -171,8 +171,8 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		_ = r.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	s.ledger = startGroupWriter(s.commitUsage)
-	s.turnLogWriter = startGroupWriter(s.commitTurnAppends)
+	s.ledger = startGroupWriter(s.commitUsage, groupLinger)
+	s.turnLogWriter = startGroupWriter(s.commitTurnAppends, groupLinger)
 	return s, nil
 }
 
