@@ -275,6 +275,9 @@ WHEN new.user_id <> old.user_id BEGIN
 		ON CONFLICT (user_id) DO UPDATE SET sessions = sessions + 1;
 END;
 `,
+	// 14: the index of migration 6 served only the count that migration
+	// 13 replaced; every new session wrote an entry into it.
+	`DROP INDEX sessions_by_owner`,
 }
 
 // migrate brings the schema up to date. It runs in one write transaction,
