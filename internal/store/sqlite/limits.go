@@ -68,20 +68,21 @@ func sessionCount(ctx context.Context, q *sql.Stmt, userID string) (int64, error
 }
 
 // sessionsOverLimitTx checks the user's sessions (the one just inserted
-// among them) against the limit.
-func (s *Store) sessionsOverLimitTx(ctx context.Context, tx *sql.Tx, userID string) error {
+// among them) against the limit, and returns their number (0 without a
+// limit: not read).
+func (s *Store) sessionsOverLimitTx(ctx context.Context, tx *sql.Tx, userID string) (int64, error) {
 	limit := s.limits.SessionsPerUser
 	if limit <= 0 {
-		return nil
+		return 0, nil
 	}
 	n, err := sessionCount(ctx, tx.StmtContext(ctx, s.ws.sessionCount), userID)
 	if err != nil {
-		return fmt.Errorf("count %s: %w", store.ResourceSessions, err)
+		return 0, fmt.Errorf("count %s: %w", store.ResourceSessions, err)
 	}
 	if n > int64(limit) {
-		return &store.LimitError{Resource: store.ResourceSessions, Limit: limit}
+		return 0, &store.LimitError{Resource: store.ResourceSessions, Limit: limit}
 	}
-	return nil
+	return n, nil
 }
 
 // llmConfigsOverLimitTx checks the owner's configurations against the limit.
@@ -97,17 +98,34 @@ func (s *Store) apiKeysOverLimitTx(ctx context.Context, tx *sql.Tx, userID strin
 
 var _ store.SessionRoom = (*Store)(nil)
 
-// CheckSessionRoom implements store.SessionRoom with one read of the user's
-// session count.
+// CheckSessionRoom implements store.SessionRoom with at most one read of
+// the user's session count.
+//
+// A number of sessions read (or counted by this Store's last creation of
+// one of the user's sessions) less than readTTL ago that leaves room is
+// trusted without reading the file: the check sits on the way to a new
+// session's first token, and a read costs about 40 us there (make
+// bench-e2e's project-new). What it may miss are the sessions another
+// process created meanwhile; the creation's own check, in its
+// transaction, still refuses those (the turn then ends with an error
+// event instead of this status). A cached number without room is always
+// read again: a session deleted since would leave room, and nobody is
+// refused on a stale count.
 func (s *Store) CheckSessionRoom(ctx context.Context, userID string) error {
 	limit := s.limits.SessionsPerUser
 	if limit <= 0 {
 		return nil
 	}
+	now := s.now()
+	if n, hit := s.sessionCounts.get(userID, now); hit && n < int64(limit) {
+		return nil
+	}
+	gen := s.sessionCounts.generation()
 	n, err := sessionCount(ctx, s.rs.sessionCount, userID)
 	if err != nil {
 		return fmt.Errorf("count the sessions of a user: %w", err)
 	}
+	s.sessionCounts.put(userID, n, gen, now)
 	if n >= int64(limit) {
 		return &store.LimitError{Resource: store.ResourceSessions, Limit: limit}
 	}

@@ -134,7 +134,7 @@ func (s *Store) CreateSeededSession(ctx context.Context, sess *store.Session, ow
 	if err != nil {
 		return nil, fmt.Errorf("create session %s in project %s: %w", sess.ThreadID, sess.ProjectID, err)
 	}
-	in.stored()
+	s.stored(in)
 	s.history.appended(threadRef{project: k.ProjectID, thread: k.ThreadID}, out)
 	return out, nil
 }
@@ -151,7 +151,7 @@ func (s *Store) createSession(ctx context.Context, sess *store.Session, leaseOwn
 	if err != nil {
 		return fmt.Errorf("create session %s in project %s: %w", sess.ThreadID, sess.ProjectID, err)
 	}
-	in.stored()
+	s.stored(in)
 	return nil
 }
 
@@ -161,6 +161,9 @@ type sessionInsert struct {
 	title            string
 	created, updated time.Time
 	args             []any // the insert's arguments but the lease columns
+	// count is the user's number of sessions with this one, read by the
+	// insert's limit check (0: no limit, not read).
+	count int64
 }
 
 // encodeSession checks and encodes sess for insertSessionTx.
@@ -218,12 +221,18 @@ func (s *Store) insertSessionTx(ctx context.Context, tx *sql.Tx, in *sessionInse
 	if err := oneRow(res, err, store.ErrExists); err != nil {
 		return err
 	}
-	return s.sessionsOverLimitTx(ctx, tx, in.sess.UserID)
+	in.count, err = s.sessionsOverLimitTx(ctx, tx, in.sess.UserID)
+	return err
 }
 
-// stored sets the defaults the insert filled in on the caller's session.
-func (in *sessionInsert) stored() {
+// stored sets the defaults the insert filled in on the caller's session,
+// once its transaction committed, and notes the user's number of sessions
+// it read for CheckSessionRoom.
+func (s *Store) stored(in *sessionInsert) {
 	in.sess.Title, in.sess.CreatedAt, in.sess.UpdatedAt = in.title, in.created, in.updated
+	if in.count > 0 {
+		s.sessionCounts.put(in.sess.UserID, in.count, s.sessionCounts.generation(), s.now())
+	}
 }
 
 // GetSession returns the session, or store.ErrNotFound.

@@ -57,6 +57,9 @@ type Store struct {
 	configs readCache[configOwnerKey, cachedConfig]
 	// budgets caches the users' budgets, read on every turn.
 	budgets readCache[string, store.Budget]
+	// sessionCounts caches the users' numbers of sessions for
+	// CheckSessionRoom (see there).
+	sessionCounts readCache[string, int64]
 	// history caches the ends of the sessions' histories (OpenTurn).
 	history historyCache
 	// slots are the users' turn slots, in memory (see turnSlots).

@@ -79,7 +79,7 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		return nil, nil, false, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
 	}
 	if created != nil {
-		created.stored()
+		s.stored(created)
 		return created.sess, nil, true, nil
 	}
 	return sess, hist, false, nil
