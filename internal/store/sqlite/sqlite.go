@@ -60,6 +60,9 @@ type Store struct {
 	// sessionCounts caches the users' numbers of sessions for
 	// CheckSessionRoom (see there).
 	sessionCounts readCache[string, int64]
+	// checkpoints copies the WAL into the database file in the
+	// background (checkpoint.go).
+	checkpoints *checkpointer
 	// history caches the ends of the sessions' histories (OpenTurn).
 	history historyCache
 	// slots are the users' turn slots, in memory (see turnSlots).
@@ -174,6 +177,22 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		_ = r.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	cp := url.Values{}
+	for k, v := range params {
+		cp[k] = v
+	}
+	cp.Set("_journal_mode", "WAL")
+	ck, err := openDB(path+"?"+cp.Encode(), false)
+	if err != nil {
+		_ = closeAll(s.rs.defs())
+		_ = closeAll(s.ws.defs())
+		_ = w.Close()
+		_ = r.Close()
+		return nil, fmt.Errorf("open sqlite store %s: checkpoints: %w", path, err)
+	}
+	ck.SetMaxOpenConns(1)
+	ck.SetMaxIdleConns(1)
+	s.checkpoints = startCheckpointer(ck)
 	s.ledger = startGroupWriter(s.commitUsage, groupLinger)
 	s.turnLogWriter = startGroupWriter(s.commitTurnAppends, groupLinger)
 	return s, nil
@@ -183,7 +202,7 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 func (s *Store) Close() error {
 	s.ledger.close()
 	s.turnLogWriter.close()
-	return errors.Join(s.defaultLLMConfig.close(), s.defaultLLMConfigRef.close(), s.userBudget.close(), s.addUsage.close(), closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
+	return errors.Join(s.checkpoints.close(), s.defaultLLMConfig.close(), s.defaultLLMConfigRef.close(), s.userBudget.close(), s.addUsage.close(), closeAll(s.rs.defs()), closeAll(s.ws.defs()), s.r.Close(), s.w.Close())
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the writer).
@@ -199,6 +218,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.checkpoints.committed()
 	return nil
 }
 
