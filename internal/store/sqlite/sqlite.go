@@ -21,6 +21,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"runtime"
 	"strings"
@@ -110,18 +111,20 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	params.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	params.Set("_foreign_keys", "1")
 	params.Set("_synchronous", "NORMAL")
-
-	wp := url.Values{}
-	for k, v := range params {
-		wp[k] = v
+	// dsn is the file's DSN with params and, over them, the key/value
+	// pairs of kv: each connection pool's own.
+	dsn := func(kv ...string) string {
+		p := maps.Clone(params)
+		for i := 0; i+1 < len(kv); i += 2 {
+			p.Set(kv[i], kv[i+1])
+		}
+		return path + "?" + p.Encode()
 	}
-	wp.Set("_journal_mode", "WAL")
-	wp.Set("_txlock", "immediate")
 	s := &Store{now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}
-	w, err := openDB(path+"?"+wp.Encode(), s.traced)
+	w, err := openDB(dsn("_journal_mode", "WAL", "_txlock", "immediate"), s.traced)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
@@ -147,12 +150,7 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
 
-	rp := url.Values{}
-	for k, v := range params {
-		rp[k] = v
-	}
-	rp.Set("_query_only", "1")
-	r, err := openDB(path+"?"+rp.Encode(), s.traced)
+	r, err := openDB(dsn("_query_only", "1"), s.traced)
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
@@ -177,12 +175,7 @@ WHERE d.owner_kind = ? AND d.owner_id = ?`}
 		_ = r.Close()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
-	cp := url.Values{}
-	for k, v := range params {
-		cp[k] = v
-	}
-	cp.Set("_journal_mode", "WAL")
-	ck, err := openDB(path+"?"+cp.Encode(), false)
+	ck, err := openDB(dsn("_journal_mode", "WAL"), false)
 	if err != nil {
 		_ = closeAll(s.rs.defs())
 		_ = closeAll(s.ws.defs())
