@@ -25,7 +25,9 @@ import (
 // configuration it is, nil for the user's own.
 // It returns an error matching store.ErrNotFound when there is none, and
 // the GroupSource's error (wrapped) when the groups cannot be known. The
-// user's own default costs one store read and no GNS3 call. groups nil
+// user's own default costs one store read and no GNS3 call; so does the
+// absence of any default of the user's when the store says so with
+// store.ErrNoDefaultRef (the reference is then not read). groups nil
 // means NoGroups. The API key stays sealed: open APIKeyCipher (when not
 // empty) with the secrets.Box and KeyAAD(c.Owner, c.ID).
 func Effective(ctx context.Context, st store.LLMConfigs, groups GroupSource, id auth.Identity) (*store.LLMConfig, *Group, error) {
@@ -39,9 +41,11 @@ func Effective(ctx context.Context, st store.LLMConfigs, groups GroupSource, id 
 	if groups == nil {
 		return nil, nil, fmt.Errorf("no default llm config for %s: %w", id.UserID, store.ErrNotFound)
 	}
-	ref, err := DefaultRef(ctx, st, id.UserID)
-	if err != nil {
-		return nil, nil, err
+	var ref *store.LLMConfig
+	if !errors.Is(err, store.ErrNoDefaultRef) {
+		if ref, err = DefaultRef(ctx, st, id.UserID); err != nil {
+			return nil, nil, err
+		}
 	}
 	gs, err := groups.Groups(ctx, id)
 	if err != nil {

@@ -110,7 +110,9 @@ type LLMConfigs interface {
 	UnsetDefaultLLMConfig(ctx context.Context, owner Owner, id string) error
 	// DefaultLLMConfig returns the owner's default; ErrNotFound when none
 	// (also when a user's default is a reference to a group's
-	// configuration: see DefaultLLMConfigRef).
+	// configuration: see DefaultLLMConfigRef). A store whose read showed
+	// that a user has no default by reference either may say so with
+	// ErrNoDefaultRef beside ErrNotFound.
 	DefaultLLMConfig(ctx context.Context, owner Owner) (*LLMConfig, error)
 	// SetDefaultLLMConfigRef makes the configuration id of the group
 	// groupID the default of the user userID, by reference (the group's

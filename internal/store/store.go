@@ -26,6 +26,12 @@ var (
 	ErrLeaseLost = errors.New("turn lease lost")
 	// ErrInvalidCursor means a pagination cursor could not be decoded.
 	ErrInvalidCursor = errors.New("invalid cursor")
+	// ErrNoDefaultRef, wrapped beside ErrNotFound by
+	// LLMConfigs.DefaultLLMConfig of a user, means that the same read
+	// found no default by reference either: DefaultLLMConfigRef would
+	// answer ErrNotFound, so it need not be asked (one round trip less
+	// on a turn that runs on the server's default).
+	ErrNoDefaultRef = errors.New("no default LLM configuration by reference")
 )
 
 // DefaultTitle is the title of a session until one is generated or set.

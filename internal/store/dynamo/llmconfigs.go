@@ -486,6 +486,10 @@ func (s *Store) DefaultLLMConfig(ctx context.Context, owner store.Owner) (*store
 	if err != nil {
 		return nil, fmt.Errorf("default LLM configuration: %w", err)
 	}
+	if p.id == "" && owner.UserID != "" {
+		// No pointer at all: no default by reference either.
+		return nil, fmt.Errorf("default LLM configuration: %w (%w)", store.ErrNotFound, store.ErrNoDefaultRef)
+	}
 	return nil, fmt.Errorf("default LLM configuration: %w", store.ErrNotFound)
 }
 

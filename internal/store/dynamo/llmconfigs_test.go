@@ -224,3 +224,50 @@ func TestLLMConfigUnsetRacesSetDefault(t *testing.T) {
 		t.Errorf("UnsetDefaultLLMConfig with no pointer: %v, want nil", err)
 	}
 }
+
+// TestDefaultLLMConfigTellsNoReference: a user's DefaultLLMConfig that
+// read no default pointer says there is no default by reference either
+// (store.ErrNoDefaultRef), so that a turn skips that read; with a pointer
+// (own, to a deleted configuration, or a reference) it does not. A
+// group's never does.
+func TestDefaultLLMConfigTellsNoReference(t *testing.T) {
+	s := newTestStore(t)
+	ctx := t.Context()
+	alice, staff := store.UserOwner("alice"), store.GroupOwner("staff")
+	claims := func(owner store.Owner) bool {
+		t.Helper()
+		_, err := s.DefaultLLMConfig(ctx, owner)
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("DefaultLLMConfig(%+v) = %v, want ErrNotFound", owner, err)
+		}
+		return errors.Is(err, store.ErrNoDefaultRef)
+	}
+	if !claims(alice) {
+		t.Error("no configuration at all: no ErrNoDefaultRef")
+	}
+	if claims(staff) {
+		t.Error("a group's DefaultLLMConfig says ErrNoDefaultRef")
+	}
+	own := &store.LLMConfig{ID: "own", Owner: alice, Name: "own"}
+	g := &store.LLMConfig{ID: "g", Owner: staff, Name: "g"}
+	for _, c := range []*store.LLMConfig{own, g} {
+		if err := s.CreateLLMConfig(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !claims(alice) {
+		t.Error("configurations without a default: no ErrNoDefaultRef")
+	}
+	if _, err := s.SetDefaultLLMConfigRef(ctx, "alice", "staff", "g"); err != nil {
+		t.Fatal(err)
+	}
+	if claims(alice) {
+		t.Error("a default by reference, and DefaultLLMConfig says there is none")
+	}
+	if err := s.UnsetDefaultLLMConfigRef(ctx, "alice", "staff", "g"); err != nil {
+		t.Fatal(err)
+	}
+	if !claims(alice) {
+		t.Error("the reference unset: no ErrNoDefaultRef")
+	}
+}

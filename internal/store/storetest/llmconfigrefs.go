@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -15,6 +16,11 @@ import (
 // configurations then have no default when want is set.
 func checkRef(t *testing.T, s store.Store, user string, want *store.LLMConfig) {
 	t.Helper()
+	// A store may spare the read of the reference (store.ErrNoDefaultRef),
+	// never when there is one.
+	if _, err := s.DefaultLLMConfig(t.Context(), store.UserOwner(user)); want != nil && errors.Is(err, store.ErrNoDefaultRef) {
+		t.Errorf("DefaultLLMConfig(%s) says there is no default by reference (%v), but there is %s", user, err, want.ID)
+	}
 	got, err := s.DefaultLLMConfigRef(t.Context(), user)
 	if want == nil {
 		wantErr(t, fmt.Sprintf("DefaultLLMConfigRef(%s) with no reference", user), err, store.ErrNotFound)
