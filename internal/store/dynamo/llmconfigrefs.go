@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -51,7 +52,7 @@ func (s *Store) SetDefaultLLMConfigRef(ctx context.Context, userID, groupID, id 
 
 // DefaultLLMConfigRef implements store.LLMConfigs: the user's pointer,
 // then the group's configuration it names and the group's own pointer
-// (for IsDefault).
+// (for IsDefault) at once; two round trips.
 func (s *Store) DefaultLLMConfigRef(ctx context.Context, userID string) (*store.LLMConfig, error) {
 	if userID == "" {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
@@ -63,17 +64,25 @@ func (s *Store) DefaultLLMConfigRef(ctx context.Context, userID string) (*store.
 	if p.group == "" || p.id == "" {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
 	}
+	// The group's configuration and the group's own pointer (whether it
+	// is the group's default too) at once: one round trip, not two.
 	gpk := groupPK(p.group)
+	var (
+		gp   pointer
+		gerr error
+	)
+	pointerRead := make(chan struct{})
+	go func() {
+		defer close(pointerRead)
+		gp, gerr = s.readDefault(ctx, gpk)
+	}()
 	it, err := s.getItem(ctx, gpk, llmConfigSK(p.id))
-	if err != nil {
+	<-pointerRead
+	if err := cmp.Or(err, gerr); err != nil {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
 	}
 	if it == nil || getS(it, lcIncarnation) != p.incarnation {
 		return nil, fmt.Errorf("default LLM configuration by reference: %w", store.ErrNotFound)
-	}
-	gp, err := s.readDefault(ctx, gpk)
-	if err != nil {
-		return nil, fmt.Errorf("default LLM configuration by reference: %w", err)
 	}
 	return llmConfigFromItem(it, gp)
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/uuid"
@@ -269,5 +270,50 @@ func TestDefaultLLMConfigTellsNoReference(t *testing.T) {
 	}
 	if !claims(alice) {
 		t.Error("the reference unset: no ErrNoDefaultRef")
+	}
+}
+
+// TestDefaultLLMConfigRefReadsTheGroupAtOnce: after the user's pointer,
+// the group's configuration and the group's pointer are read at once
+// (one round trip): each read waits here until the other has started,
+// which reads in sequence would never do (a hang detector, not a timing
+// assertion).
+func TestDefaultLLMConfigRefReadsTheGroupAtOnce(t *testing.T) {
+	var (
+		armed                  atomic.Bool
+		configRead, groupPoint = make(chan struct{}), make(chan struct{})
+	)
+	wait := func(ch <-chan struct{}) error {
+		select {
+		case <-ch:
+			return nil
+		case <-time.After(20 * time.Second):
+			return errors.New("the other read of the group did not start: the reads ran in sequence")
+		}
+	}
+	s := newObservedStore(t, "", func(op string, in any) error {
+		g, ok := in.(*dynamodb.GetItemInput)
+		if op != "GetItem" || !ok || !armed.Load() || getS(g.Key, attrPK) != groupPK("staff") {
+			return nil
+		}
+		if getS(g.Key, attrSK) == llmDefaultSK {
+			close(groupPoint)
+			return wait(configRead)
+		}
+		close(configRead)
+		return wait(groupPoint)
+	}, nil)
+	ctx := t.Context()
+	g := &store.LLMConfig{ID: "g", Owner: store.GroupOwner("staff"), Name: "g", IsDefault: true}
+	if err := s.CreateLLMConfig(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetDefaultLLMConfigRef(ctx, "alice", "staff", "g"); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	got, err := s.DefaultLLMConfigRef(ctx, "alice")
+	if err != nil || got.ID != "g" || !got.IsDefault {
+		t.Fatalf("DefaultLLMConfigRef = %+v, %v; want g, the group's default", got, err)
 	}
 }
