@@ -24,6 +24,8 @@ import (
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/localserver"
 	"agentchat/internal/wire"
+
+	"github.com/google/uuid"
 )
 
 // The benchmarks of this file measure the real local server (`make run`):
@@ -540,15 +542,13 @@ const ttftReply = "R1 and R2 are linked through Ethernet0/0 on both sides."
 // median over iterations of the per-iteration difference (and its 90th
 // percentile); direct-ttft-µs and ttft-µs are the medians of each path.
 // "new-session" creates the session in the request (no session_id; the
-// title call follows the answer); "continuing-session" posts to an
-// existing session with a few earlier exchanges (a new session every 8
-// turns, made outside the timer).
+// title call follows the answer); "new-session-client-id" too, with an id
+// of the client's (as the GNS3 web UI makes); "continuing-session" posts
+// to an existing session with a few earlier exchanges (a new session
+// every 8 turns, made outside the timer).
 func BenchmarkAddedTTFT(b *testing.B) {
-	for _, continuing := range []bool{false, true} {
-		name := "new-session"
-		if continuing {
-			name = "continuing-session"
-		}
+	for _, name := range []string{"new-session", "new-session-client-id", "continuing-session"} {
+		continuing, clientID := name == "continuing-session", name == "new-session-client-id"
 		b.Run(name, func(b *testing.B) {
 			s := newBenchStack(b, llmtest.Reply{Text: ttftReply})
 			c := startClient(b)
@@ -563,10 +563,13 @@ func BenchmarkAddedTTFT(b *testing.B) {
 			var directT, total, added []time.Duration
 			for i := 0; b.Loop(); i++ {
 				sid := ""
-				if continuing {
+				switch {
+				case continuing:
 					b.StopTimer()
 					sid = cycle.next(b)
 					b.StartTimer()
+				case clientID:
+					sid = uuid.NewString()
 				}
 				chat := s.chatCmd(sid, "Are R1 and R2 linked?")
 				var d, t time.Duration
