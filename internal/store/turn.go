@@ -90,9 +90,12 @@ func (o *OpenedTurn) History(ctx context.Context) ([]Message, error) {
 // op.NewSession's error as it is.
 //
 // Costs: one write on a TurnOpenCreator (existing or missing session); on
-// a store with the basic calls only, the session read and the lease in
-// parallel, then the creation when both found nothing (two sequential
-// round trips at most); with op.Fresh, one write on every store.
+// a TurnOpener, its one call when nothing is to be created, else the
+// session read beside it, then the creation when both found nothing; on a
+// store with the basic calls only, the session read and the lease in
+// parallel, then the history, or the creation when both found nothing
+// (two sequential round trips at most); with op.Fresh, one write on every
+// store.
 func OpenTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
 	o, err := openTurn(ctx, st, op)
 	if err != nil || op.RollBack == "" || o.Created {
@@ -141,16 +144,15 @@ func openTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error
 			return op.opened(st, sess, hist, created, true), nil
 		}
 	}
-	if o, ok := Capability[TurnOpener](st); ok {
+	if o, ok := Capability[TurnOpener](st); ok && op.NewSession == nil {
 		sess, hist, err := o.OpenTurn(ctx, op.Key, op.Owner, op.TTL, op.HistoryLimit)
-		switch {
-		case errors.Is(err, ErrNotFound) && op.NewSession != nil:
-			return createTurn(ctx, st, op)
-		case err != nil:
+		if err != nil {
 			return nil, err
 		}
 		return op.opened(st, sess, hist, false, true), nil
 	}
+	// A session that may have to be created: its read beside the lease
+	// (OpenTurn's when the store has it) tells a missing one at once.
 	return composeOpen(ctx, st, op)
 }
 
@@ -162,30 +164,60 @@ func (op TurnOpening) opened(st Store, sess *Session, hist []Message, created, l
 // composeOpen is OpenTurn with the basic calls: the session read and the
 // lease at once; at the first sign of a missing session (either call
 // finding none), its creation, beside the other call still under way.
+// The lease is the store's OpenTurn when it has one (TurnOpener): an
+// existing session then comes with its history, in the same round trip.
 func composeOpen(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error) {
 	k := op.Key
+	lease := func(ctx context.Context) (*OpenedTurn, error) {
+		return nil, st.AcquireLease(ctx, k, op.Owner, op.TTL)
+	}
+	if o, ok := Capability[TurnOpener](st); ok {
+		lease = func(ctx context.Context) (*OpenedTurn, error) {
+			sess, hist, err := o.OpenTurn(ctx, k, op.Owner, op.TTL, op.HistoryLimit)
+			if err != nil {
+				return nil, err
+			}
+			return op.opened(st, sess, hist, false, true), nil
+		}
+	}
 	type answer struct {
 		lease bool
-		sess  *Session
-		err   error
+		// opened is the lease's OpenedTurn (TurnOpener), nil otherwise.
+		opened *OpenedTurn
+		sess   *Session
+		err    error
 	}
 	answers := make(chan answer, 2)
 	go func() {
 		s, err := st.GetSession(ctx, k)
 		answers <- answer{sess: s, err: err}
 	}()
-	go func() { answers <- answer{lease: true, err: st.AcquireLease(ctx, k, op.Owner, op.TTL)} }()
+	go func() {
+		o, err := lease(ctx)
+		answers <- answer{lease: true, opened: o, err: err}
+	}()
 	var (
 		sess       *Session
+		opened     *OpenedTurn
 		gerr, lerr error
 	)
 	take := func(a answer) error {
 		if a.lease {
-			lerr = a.err
+			opened, lerr = a.opened, a.err
 		} else {
 			sess, gerr = a.sess, a.err
 		}
 		return a.err
+	}
+	// held returns the opened turn of a lease taken by op's owner.
+	held := func(s *Session) (*OpenedTurn, error) {
+		switch {
+		case opened != nil:
+			return opened, nil
+		case s != nil:
+			return op.opened(st, s, nil, false, false), nil
+		}
+		return readHeld(ctx, st, op)
 	}
 	if err := take(<-answers); op.NewSession != nil && errors.Is(err, ErrNotFound) {
 		o, cerr := create(ctx, st, op)
@@ -199,7 +231,7 @@ func composeOpen(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, er
 			return o, nil
 		case errors.Is(cerr, ErrExists) && lerr == nil:
 			// The lease found the session the read missed.
-			return readHeld(ctx, st, op)
+			return held(nil)
 		case errors.Is(cerr, ErrExists):
 			// Created meanwhile, or another user's thread id.
 			return rejoinTurn(ctx, st, op)
@@ -209,27 +241,29 @@ func composeOpen(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, er
 		return nil, cerr
 	}
 	take(<-answers)
-	held := lerr == nil
+	leased := lerr == nil
 	switch {
 	case gerr != nil && !errors.Is(gerr, ErrNotFound):
-		if held {
+		if leased {
 			releaseQuietly(ctx, st, k, op.Owner)
 		}
 		return nil, fmt.Errorf("load session %s: %w", k.ThreadID, gerr)
 	case lerr != nil && !errors.Is(lerr, ErrNotFound):
 		// The session exists (the lease found it) and is not ours.
 		return nil, fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, lerr)
-	case gerr == nil && held:
-		return op.opened(st, sess, nil, false, false), nil
+	case gerr == nil && leased:
+		return held(sess)
 	case gerr == nil:
 		// The session appeared between the two calls: take the lease.
-		if err := st.AcquireLease(ctx, k, op.Owner, op.TTL); err != nil {
+		o, err := lease(ctx)
+		if err != nil {
 			return nil, fmt.Errorf("acquire lease of session %s: %w", k.ThreadID, err)
 		}
-		return op.opened(st, sess, nil, false, false), nil
-	case held:
+		opened = o
+		return held(sess)
+	case leased:
 		// The lease found the session the read missed.
-		return readHeld(ctx, st, op)
+		return held(nil)
 	}
 	// Both found none, and there is nothing to create.
 	return nil, fmt.Errorf("load session %s: %w", k.ThreadID, gerr)

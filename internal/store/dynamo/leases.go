@@ -60,11 +60,20 @@ func checkLeaseArgs(owner string, ttl time.Duration) error {
 // a free, expired or own lease, or one whose holder ignored an abort
 // requested more than store.AbortGrace ago, and clears the abort flag.
 func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
+	_, err := s.acquireLease(ctx, k, owner, ttl, types.ReturnValueUpdatedNew)
+	return err
+}
+
+// acquireLease is AcquireLease returning what its update returns of the
+// meta item: rv UPDATED_NEW the attributes it set, ALL_NEW the whole
+// item as the lease left it (OpenTurn reads the session and its commit
+// state from it).
+func (s *Store) acquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration, rv types.ReturnValue) (item, error) {
 	if err := checkKey(k); err != nil {
-		return fmt.Errorf("acquire lease: %w", err)
+		return nil, fmt.Errorf("acquire lease: %w", err)
 	}
 	if err := checkLeaseArgs(owner, ttl); err != nil {
-		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+		return nil, fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 	}
 	t := s.clock()
 	pk := sessionPK(k.ProjectID, k.ThreadID)
@@ -88,13 +97,13 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	lo, lu, ab, at := e.n(aLeaseOwner), e.n(aLeaseUntil), e.n(aAbort), e.n(aAbortAt)
 	cond := "attribute_not_exists(" + lo + ") OR " + lo + " = " + e.v(avS(owner)) + " OR " + lu + " < " + e.v(avN(t.UnixNano())) +
 		" OR (" + ab + " = " + e.v(avBool(true)) + " AND " + at + " <= " + e.v(avN(t.Add(-store.AbortGrace).UnixNano())) + ")"
-	updated, err := s.updateLeaseReturning(ctx, k, e, cond, types.ReturnValuesOnConditionCheckFailureAllOld, types.ReturnValueUpdatedNew)
+	updated, err := s.updateLeaseReturning(ctx, k, e, cond, types.ReturnValuesOnConditionCheckFailureAllOld, rv)
 	if err == nil {
 		epoch := getS(updated, aMsgEpoch)
 		if epoch == "" { // not returned (unchanged): read it
 			c, err := s.readCommit(ctx, k)
 			if err != nil {
-				return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+				return nil, fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 			}
 			epoch = c.epoch
 		}
@@ -102,7 +111,7 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 		if !holds {
 			seq, err := getN(updated, aMsgReserved)
 			if err != nil || seq < 1 {
-				return fmt.Errorf("acquire lease on %s: the seq reserved with it was not returned (%v)", k.ThreadID, err)
+				return nil, fmt.Errorf("acquire lease on %s: the seq reserved with it was not returned (%v)", k.ThreadID, err)
 			}
 			// Beside a seq reserved meanwhile by the session's creation,
 			// if this lease landed after it (see leaseSeqs).
@@ -112,11 +121,11 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 			// there already.
 			s.leaseSeqs.dropUnless(leaseSeqKey(k), epoch)
 		}
-		return nil
+		return updated, nil
 	}
 	var cf *types.ConditionalCheckFailedException
 	if !errors.As(err, &cf) {
-		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+		return nil, fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 	}
 	// The item that failed the condition tells who holds the lease until
 	// when. DynamoDB returns it with the failure; without it (no such
@@ -124,14 +133,14 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 	old := cf.Item
 	if old == nil || getS(old, aUser) != k.UserID {
 		if old, err = s.readMeta(ctx, k, aLeaseOwner, aLeaseUntil, aAbort, aAbortAt); err != nil {
-			return fmt.Errorf("acquire lease: %w", err)
+			return nil, fmt.Errorf("acquire lease: %w", err)
 		}
 	}
 	held, err := leaseHeld(old)
 	if err != nil {
-		return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
+		return nil, fmt.Errorf("acquire lease on %s: %w", k.ThreadID, err)
 	}
-	return fmt.Errorf("acquire lease on %s: %w", k.ThreadID, held)
+	return nil, fmt.Errorf("acquire lease on %s: %w", k.ThreadID, held)
 }
 
 // leaseHeld is the *store.LeaseHeldError of the meta item it, whose lease

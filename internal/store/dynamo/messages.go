@@ -1098,19 +1098,36 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 		c, err := s.readCommit(qctx, k)
 		metaCh <- metaResult{c, err}
 	}()
-	pageLimit := 0
-	if limit > 0 {
-		pageLimit = limit + 2 // room for a few uncommitted items
-	}
-	page, qerr := s.queryMessages(qctx, pk, msgPrefix, msgPrefix+"~", pageLimit, nil, false)
+	page, qerr := s.queryMessages(qctx, pk, msgPrefix, msgPrefix+"~", historyPageLimit(limit), nil, false)
 	mr := <-metaCh
 	if mr.err != nil {
 		return nil, fmt.Errorf("list messages: %w", mr.err)
 	}
+	return s.historyOf(ctx, k, limit, mr.c, page, qerr)
+}
+
+// historyPageLimit is the size of the first page of a history of limit
+// messages (0: as many as a page holds): room for a few uncommitted
+// items.
+func historyPageLimit(limit int) int {
+	if limit > 0 {
+		return limit + 2
+	}
+	return 0
+}
+
+// historyOf returns the last limit committed messages of the session of
+// commit state c, from page (the first page of an eventually consistent
+// query of its messages, newest first, or the query's error qerr) and
+// the next pages, read again strongly consistent when the query missed
+// a committed message (see the protocol comment above).
+func (s *Store) historyOf(ctx context.Context, k store.Key, limit int, c commitState, page *dynamodb.QueryOutput, qerr error) ([]store.Message, error) {
 	if qerr != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, qerr)
 	}
-	col := newCollector(&s.deflater, mr.c, limit)
+	pk := sessionPK(k.ProjectID, k.ThreadID)
+	pageLimit := historyPageLimit(limit)
+	col := newCollector(&s.deflater, c, limit)
 	for {
 		for _, it := range page.Items {
 			col.add(it)
@@ -1129,19 +1146,19 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	// The query ran before the latest commit, or on a replica behind:
 	// read the committed range again, strongly consistent, now that every
 	// item of it is known to be written.
-	col = newCollector(&s.deflater, mr.c, limit)
+	col = newCollector(&s.deflater, c, limit)
 	lo := int64(1)
 	if limit > 0 {
 		lo = col.next
 		for i := 1; i < limit; i++ {
-			b := mr.c.below(lo)
+			b := c.below(lo)
 			if b == 0 {
 				break
 			}
 			lo = b
 		}
 	}
-	if err := s.collectRange(ctx, col, pk, msgSK(lo), msgSK(mr.c.seq)+"#~", 0, true); err != nil {
+	if err := s.collectRange(ctx, col, pk, msgSK(lo), msgSK(c.seq)+"#~", 0, true); err != nil {
 		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, err)
 	}
 	return col.result(), nil
