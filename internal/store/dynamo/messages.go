@@ -1098,7 +1098,7 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 		c, err := s.readCommit(qctx, k)
 		metaCh <- metaResult{c, err}
 	}()
-	page, qerr := s.queryMessages(qctx, pk, msgPrefix, msgPrefix+"~", historyPageLimit(limit), nil, false)
+	page, qerr := s.historyPage(qctx, pk, limit, nil)
 	mr := <-metaCh
 	if mr.err != nil {
 		return nil, fmt.Errorf("list messages: %w", mr.err)
@@ -1106,14 +1106,16 @@ func (s *Store) ListMessages(ctx context.Context, k store.Key, limit int) ([]sto
 	return s.historyOf(ctx, k, limit, mr.c, page, qerr)
 }
 
-// historyPageLimit is the size of the first page of a history of limit
-// messages (0: as many as a page holds): room for a few uncommitted
-// items.
-func historyPageLimit(limit int) int {
+// historyPage reads one page of the session's messages, newest first from
+// start (nil: the newest), eventually consistent: for a history of limit
+// messages, limit items and room for a few uncommitted ones (0: as many
+// as a page holds).
+func (s *Store) historyPage(ctx context.Context, pk string, limit int, start item) (*dynamodb.QueryOutput, error) {
+	pageLimit := 0
 	if limit > 0 {
-		return limit + 2
+		pageLimit = limit + 2
 	}
-	return 0
+	return s.queryMessages(ctx, pk, msgPrefix, msgPrefix+"~", pageLimit, start, false)
 }
 
 // historyOf returns the last limit committed messages of the session of
@@ -1126,7 +1128,6 @@ func (s *Store) historyOf(ctx context.Context, k store.Key, limit int, c commitS
 		return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, qerr)
 	}
 	pk := sessionPK(k.ProjectID, k.ThreadID)
-	pageLimit := historyPageLimit(limit)
 	col := newCollector(&s.deflater, c, limit)
 	for {
 		for _, it := range page.Items {
@@ -1135,7 +1136,7 @@ func (s *Store) historyOf(ctx context.Context, k store.Key, limit int, c commitS
 		if col.done() || page.LastEvaluatedKey == nil {
 			break
 		}
-		if page, qerr = s.queryMessages(ctx, pk, msgPrefix, msgPrefix+"~", pageLimit, page.LastEvaluatedKey, false); qerr != nil {
+		if page, qerr = s.historyPage(ctx, pk, limit, page.LastEvaluatedKey); qerr != nil {
 			return nil, fmt.Errorf("list messages of %s: %w", k.ThreadID, qerr)
 		}
 	}

@@ -34,7 +34,7 @@ func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl tim
 	}
 	pages := make(chan firstPage, 1)
 	go func() {
-		p, err := s.queryMessages(qctx, sessionPK(k.ProjectID, k.ThreadID), msgPrefix, msgPrefix+"~", historyPageLimit(historyLimit), nil, false)
+		p, err := s.historyPage(qctx, sessionPK(k.ProjectID, k.ThreadID), historyLimit, nil)
 		pages <- firstPage{p, err}
 	}()
 	it, err := s.acquireLease(ctx, k, owner, ttl, types.ReturnValueAllNew)
