@@ -2,10 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"reflect"
 	"strconv"
@@ -19,9 +17,8 @@ import (
 	"agentchat/internal/telemetry"
 )
 
-// WithTracing, when on, opens the store's databases through a
-// database/sql driver wrapper that makes every statement run under a
-// recording span a client span (OpenTelemetry database conventions,
+// WithTracing, when on, makes every statement of the store's connections
+// (see conn) run under a recording span a client span (OpenTelemetry database conventions,
 // semconv 1.43: db.system.name sqlite, db.operation.name,
 // db.collection.name, db.query.summary, db.query.text): the queries the
 // store runs directly, its prepared statements and the BEGIN, COMMIT and
@@ -30,142 +27,10 @@ import (
 // parameter value (the values hold user content and secrets); a failure
 // records the SQLite result code, never the error's message.
 //
-// Off (the default) the store uses the modernc driver as it is, with no
-// wrapper at all. The local server turns it on when tracing is configured
-// (telemetry.Enabled).
+// Off (the default) no statement is a span and no span is looked for. The
+// local server turns it on when tracing is configured (telemetry.Enabled).
 func WithTracing(on bool) Option {
 	return func(s *Store) { s.traced = on }
-}
-
-// openDB opens dsn with the modernc driver: as sql.Open does when traced
-// is false, else through tracedConnector.
-func openDB(dsn string, traced bool) (*sql.DB, error) {
-	if !traced {
-		db, err := sql.Open("sqlite", dsn)
-		if err != nil {
-			return nil, fmt.Errorf("open database: %w", err)
-		}
-		return db, nil
-	}
-	c, err := msqlite.NewConnector(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite connector: %w", err)
-	}
-	return sql.OpenDB(tracedConnector{next: c}), nil
-}
-
-// tracedConnector opens the connections of next wrapped in tracedConn.
-type tracedConnector struct{ next driver.Connector }
-
-// Connect opens a traced connection.
-func (c tracedConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.next.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return wrapConn(conn)
-}
-
-// Driver returns the traced driver, so that (*sql.DB).Driver tells a
-// traced database from a plain one.
-func (c tracedConnector) Driver() driver.Driver { return tracedDriver{next: c.next.Driver()} }
-
-// tracedDriver is the modernc driver opening traced connections.
-type tracedDriver struct{ next driver.Driver }
-
-// Open opens a traced connection to name.
-func (d tracedDriver) Open(name string) (driver.Conn, error) {
-	conn, err := d.next.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return wrapConn(conn)
-}
-
-// modernConn is what every connection of the modernc driver implements;
-// a wrapper must forward all of it, or database/sql falls back to the
-// context-free methods.
-type modernConn interface {
-	driver.Conn
-	driver.ConnBeginTx
-	driver.ConnPrepareContext
-	driver.ExecerContext
-	driver.QueryerContext
-	driver.Pinger
-	driver.SessionResetter
-	driver.Validator
-}
-
-// modernStmt is what every statement of the modernc driver implements.
-type modernStmt interface {
-	driver.Stmt
-	driver.StmtExecContext
-	driver.StmtQueryContext
-}
-
-// wrapConn returns conn traced; it fails (closing conn) on a connection
-// without the interfaces of modernConn.
-func wrapConn(conn driver.Conn) (driver.Conn, error) {
-	mc, ok := conn.(modernConn)
-	if !ok {
-		_ = conn.Close()
-		return nil, fmt.Errorf("trace sqlite: connection %T lacks the context methods", conn)
-	}
-	return &tracedConn{modernConn: mc}, nil
-}
-
-// tracedConn is a connection whose statements and transactions are spans.
-type tracedConn struct{ modernConn }
-
-// Unwrap returns the driver's connection (modernc's Limit looks through
-// wrappers with it).
-func (c *tracedConn) Unwrap() driver.Conn { return c.modernConn }
-
-// ExecContext runs query within its span.
-func (c *tracedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if !recording(ctx) {
-		return c.modernConn.ExecContext(ctx, query, args)
-	}
-	return traceExec(ctx, parseQuery(query), func() (driver.Result, error) { return c.modernConn.ExecContext(ctx, query, args) })
-}
-
-// QueryContext runs query within its span, which ends when its rows are
-// closed.
-func (c *tracedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if !recording(ctx) {
-		return c.modernConn.QueryContext(ctx, query, args)
-	}
-	return traceQuery(ctx, parseQuery(query), func() (driver.Rows, error) { return c.modernConn.QueryContext(ctx, query, args) })
-}
-
-// PrepareContext prepares query (no span: compiling it is not running it)
-// into a statement whose runs are spans.
-func (c *tracedConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	st, err := c.modernConn.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	ms, ok := st.(modernStmt)
-	if !ok {
-		_ = st.Close()
-		return nil, fmt.Errorf("trace sqlite: statement %T lacks the context methods", st)
-	}
-	return &tracedStmt{modernStmt: ms, info: parseQuery(query)}, nil
-}
-
-// BeginTx begins a transaction within a BEGIN span; its COMMIT or
-// ROLLBACK is a span under the same parent.
-func (c *tracedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if !recording(ctx) {
-		return c.modernConn.BeginTx(ctx, opts)
-	}
-	span := startSpan(ctx, queryInfo{op: "BEGIN", name: "BEGIN"})
-	tx, err := c.modernConn.BeginTx(ctx, opts)
-	endSpan(span, err)
-	if err != nil {
-		return nil, err
-	}
-	return tracedTx{next: tx, ctx: ctx}, nil
 }
 
 // tracedTx is a transaction begun under a recording span.
@@ -188,29 +53,6 @@ func (t tracedTx) Rollback() error {
 	err := t.next.Rollback()
 	endSpan(span, err)
 	return err
-}
-
-// tracedStmt is a prepared statement whose runs are spans.
-type tracedStmt struct {
-	modernStmt
-	info queryInfo
-}
-
-// ExecContext runs the statement within its span.
-func (s *tracedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if !recording(ctx) {
-		return s.modernStmt.ExecContext(ctx, args)
-	}
-	return traceExec(ctx, s.info, func() (driver.Result, error) { return s.modernStmt.ExecContext(ctx, args) })
-}
-
-// QueryContext runs the statement within its span, which ends when its
-// rows are closed.
-func (s *tracedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if !recording(ctx) {
-		return s.modernStmt.QueryContext(ctx, args)
-	}
-	return traceQuery(ctx, s.info, func() (driver.Rows, error) { return s.modernStmt.QueryContext(ctx, args) })
 }
 
 // recording tells whether ctx carries a recording span: only then is a
