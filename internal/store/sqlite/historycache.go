@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -151,30 +150,18 @@ func cloneMessages(msgs []store.Message) []store.Message {
 	return out
 }
 
-// historyTx returns the last limit committed messages of the session in
-// tx (the writer's), from the cache when it is current: the commit marker
-// and the id of the message at it are read to tell.
-func (s *Store) historyTx(ctx context.Context, tx *sql.Tx, k store.Key, limit int) ([]store.Message, error) {
+// historyAt returns the last limit committed messages of the session in
+// tx (the writer's), whose commit marker is seq and the id of the message
+// at it lastID (as the lease's opening returned them): from the cache when
+// it holds the history up to that message.
+func (s *Store) historyAt(ctx context.Context, tx *sql.Tx, k store.Key, seq int64, lastID sql.NullString, limit int) ([]store.Message, error) {
 	r := threadRef{project: k.ProjectID, thread: k.ThreadID}
-	var seq int64
-	err := tx.StmtContext(ctx, s.ws.msgSeq).QueryRowContext(ctx, keyArgs(k)...).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
 	if msgs, ok := s.history.lookup(r, seq, limit); ok {
 		if len(msgs) == 0 {
 			return nil, nil
 		}
-		var id string
-		err := tx.StmtContext(ctx, s.ws.messageID).QueryRowContext(ctx, k.ProjectID, k.ThreadID, seq).Scan(&id)
-		if err == nil && id == msgs[len(msgs)-1].ID {
+		if lastID.Valid && lastID.String == msgs[len(msgs)-1].ID {
 			return msgs, nil
-		}
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
 		}
 		s.history.drop(r)
 	}

@@ -56,14 +56,21 @@ func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl
 // acquireLeaseTx takes the lease in tx (see AcquireLease) at now until
 // until (leaseUntil's results).
 func (s *Store) acquireLeaseTx(ctx context.Context, tx *sql.Tx, k store.Key, owner string, now time.Time, until string) error {
-	nowText := now.UTC().Format(timeLayout)
-	cutoff := now.Add(-store.AbortGrace).UTC().Format(timeLayout)
-	res, err := tx.StmtContext(ctx, s.ws.acquireLease).ExecContext(ctx,
-		owner, until, k.ProjectID, k.ThreadID, k.UserID, owner, nowText, cutoff)
+	res, err := tx.StmtContext(ctx, s.ws.acquireLease).ExecContext(ctx, leaseArgs(k, owner, now, until)...)
 	if err != nil {
 		return err
 	}
-	return s.leaseRefused(ctx, tx, k, res)
+	if n, err := rowsAffected(res); err != nil || n == 1 {
+		return err
+	}
+	return s.leaseRefusal(ctx, tx, k)
+}
+
+// leaseArgs are the arguments of acquireLeaseSQL: owner takes k's lease
+// at now until until.
+func leaseArgs(k store.Key, owner string, now time.Time, until string) []any {
+	return []any{owner, until, k.ProjectID, k.ThreadID, k.UserID, owner,
+		now.UTC().Format(timeLayout), now.Add(-store.AbortGrace).UTC().Format(timeLayout)}
 }
 
 // RenewLease extends the owner's lease to now+ttl; store.ErrLeaseLost when
@@ -148,14 +155,11 @@ func explainMiss(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result, m
 	return miss
 }
 
-// leaseRefused returns nil when the lease acquisition res changed the
-// session's row, else store.ErrNotFound when the session does not exist,
-// else a *store.LeaseHeldError telling until when the lease is held (read
-// in tx, so it is the lease that refused the acquisition).
-func (s *Store) leaseRefused(ctx context.Context, tx *sql.Tx, k store.Key, res sql.Result) error {
-	if n, err := rowsAffected(res); err != nil || n == 1 {
-		return err
-	}
+// leaseRefusal tells why an acquisition of the lease changed no row:
+// store.ErrNotFound when the session does not exist, else a
+// *store.LeaseHeldError telling until when the lease is held (read in tx,
+// so it is the lease that refused the acquisition).
+func (s *Store) leaseRefusal(ctx context.Context, tx *sql.Tx, k store.Key) error {
 	var (
 		owner, untilText, abortAtText string
 		aborted                       bool

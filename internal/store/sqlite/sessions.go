@@ -24,17 +24,19 @@ func keyArgs(k store.Key) []any { return []any{k.ProjectID, k.ThreadID, k.UserID
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSession(row scanner) (*store.Session, error) {
+// scanSession reads a row of sessionCols, followed by the columns extra
+// scans into.
+func scanSession(row scanner, extra ...any) (*store.Session, error) {
 	var (
 		s                         store.Session
 		toolCalls, metadata       string
 		lastMsg, created, updated string
 		titleByUser, pinned       bool
 	)
-	err := row.Scan(&s.ProjectID, &s.ThreadID, &s.UserID, &s.Title, &titleByUser, &pinned,
+	err := row.Scan(append([]any{&s.ProjectID, &s.ThreadID, &s.UserID, &s.Title, &titleByUser, &pinned,
 		&s.MessageCount, &s.LLMCallsCount, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
 		&s.Stats.Errors, &s.Stats.AbortedTurns, &s.Stats.Turns, &toolCalls, &metadata,
-		&lastMsg, &created, &updated, &s.Stats.CostNanos, &s.Stats.UnpricedCalls)
+		&lastMsg, &created, &updated, &s.Stats.CostNanos, &s.Stats.UnpricedCalls}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -63,17 +63,15 @@ type writeStmts struct {
 	setMsgSeq     *sql.Stmt
 	toolCallStats *sql.Stmt
 	addTurnStats  *sql.Stmt
-	// getSession and listMessages read inside the write transaction of
-	// OpenTurn.
-	getSession   *sql.Stmt
+	// openLease opens a turn (OpenTurn); listMessages reads inside the
+	// write transaction of OpenTurn and of a rollback.
+	openLease    *sql.Stmt
 	listMessages *sql.Stmt
-	// messageID checks a cached history (historyTx).
-	messageID *sql.Stmt
 	// appendTurnEvents writes a batch of a turn's log (AppendTurnEvents).
 	appendTurnEvents *sql.Stmt
 	// sessionCount checks the sessions limit after an insert.
 	sessionCount *sql.Stmt
-	// leaseState explains a lease not taken (leaseRefused): every turn
+	// leaseState explains a lease not taken (leaseRefusal): every turn
 	// that creates its session with a client-made id reads it.
 	leaseState *sql.Stmt
 	// setGeneratedTitle and titleSetByUser write a new session's title
@@ -88,14 +86,15 @@ func (w *writeStmts) defs() []stmtDef {
 		{"insert session", &w.insertSession, `INSERT INTO sessions (` + sessionCols + `, lease_owner, lease_until)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (project_id, thread_id) DO NOTHING`},
-		// The lease is free, the owner's, expired, or its holder ignored
-		// an abort requested at or before the grace cutoff (the last ?).
-		// The new holder reconciles the message count (see
-		// reconcileMessageCount).
-		{"acquire lease", &w.acquireLease, `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0, abort_at = '',
-	` + reconcileMessageCount + `
-WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?
-	OR (abort_requested = 1 AND abort_at <> '' AND abort_at <= ?))`},
+		{"acquire lease", &w.acquireLease, acquireLeaseSQL},
+		// The lease of a turn's opening, returning what the turn reads
+		// next: the session, its commit marker and the id of the message
+		// at it (NULL when none), which tells whether the cached history
+		// is current (historyAt).
+		{"open lease", &w.openLease, acquireLeaseSQL + `
+RETURNING ` + sessionCols + `, msg_seq,
+	(SELECT m.id FROM messages m WHERE m.project_id = sessions.project_id AND m.thread_id = sessions.thread_id
+		AND m.seq = sessions.msg_seq)`},
 		{"renew lease", &w.renewLease, `UPDATE sessions SET lease_until = ? WHERE ` + keyWhere + ` AND lease_owner = ?`},
 		{"release lease", &w.releaseLease, `UPDATE sessions SET lease_owner = '', lease_until = '' WHERE ` + keyWhere + ` AND lease_owner = ?`},
 		// A repeated request keeps the time of the first one.
@@ -115,9 +114,7 @@ WHERE ` + keyWhere},
 	tool_calls = ?, cost_nanos = cost_nanos + ?, unpriced_calls = unpriced_calls + ?, updated_at = ?,
 	last_message_at = CASE WHEN ? = '' THEN last_message_at ELSE ? END
 WHERE ` + keyWhere},
-		{"get session (writer)", &w.getSession, getSessionQuery},
 		{"list messages (writer)", &w.listMessages, listMessagesQuery},
-		{"message id", &w.messageID, `SELECT id FROM messages WHERE project_id = ? AND thread_id = ? AND seq = ?`},
 		{"append turn events", &w.appendTurnEvents, appendTurnEventsSQL},
 		{"session count (writer)", &w.sessionCount, sessionCountQuery},
 		{"set generated title", &w.setGeneratedTitle, `UPDATE sessions SET title = ? WHERE ` + keyWhere + ` AND title_set_by_user = 0`},
@@ -125,6 +122,16 @@ WHERE ` + keyWhere},
 		{"lease state", &w.leaseState, `SELECT lease_owner, lease_until, abort_requested, abort_at FROM sessions WHERE ` + keyWhere},
 	}
 }
+
+// acquireLeaseSQL takes a session's lease: it is free, the owner's,
+// expired, or its holder ignored an abort requested at or before the
+// grace cutoff (the last ?). The new holder reconciles the message count
+// (see reconcileMessageCount). Arguments: owner, until, keyArgs, owner,
+// now, cutoff.
+const acquireLeaseSQL = `UPDATE sessions SET lease_owner = ?, lease_until = ?, abort_requested = 0, abort_at = '',
+	` + reconcileMessageCount + `
+WHERE ` + keyWhere + ` AND (lease_owner = '' OR lease_owner = ? OR lease_until <= ?
+	OR (abort_requested = 1 AND abort_at <> '' AND abort_at <= ?))`
 
 // The queries prepared on both the reader pool and the writer.
 const (

@@ -168,3 +168,50 @@ func TestConformanceThroughTheTracingDriver(t *testing.T) {
 		return storetest.WithClock(s, c)
 	})
 }
+
+// TestOpenTurnIsOneStatement: opening a continuing turn whose history the
+// Store holds runs BEGIN, the lease's UPDATE (returning the session, its
+// commit marker and the id of the message at it) and COMMIT, nothing else
+// (counted as the tracing driver's spans). It ran three more reads before.
+func TestOpenTurnIsOneStatement(t *testing.T) {
+	s, _ := openTemp(t, WithTracing(true))
+	bg := context.Background()
+	k := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "t1"}
+	if err := s.CreateSession(bg, &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID,
+		Metadata: map[string]any{"model": "gpt-4o"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(bg, k, []store.Message{{Role: store.RoleUser, Content: "hi"}, {Role: store.RoleAssistant, Content: "hello"}}); err != nil {
+		t.Fatal(err)
+	}
+	open := func(ctx context.Context) []store.Message {
+		t.Helper()
+		sess, hist, err := s.OpenTurn(ctx, k, "owner", time.Minute, 50)
+		if err != nil || sess == nil || sess.MessageCount != 2 || sess.Metadata["model"] != "gpt-4o" {
+			t.Fatalf("OpenTurn: %+v, %v", sess, err)
+		}
+		if err := s.ReleaseLease(bg, k, "owner"); err != nil {
+			t.Fatal(err)
+		}
+		return hist
+	}
+	open(bg) // the Store now holds the history
+
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	ctx, parent := tp.Tracer("test").Start(bg, "turn")
+	hist := open(ctx)
+	parent.End()
+	if len(hist) != 2 || hist[1].Content != "hello" {
+		t.Errorf("history %+v", hist)
+	}
+	var names []string
+	for _, sp := range exp.GetSpans() {
+		if sp.Name != "turn" {
+			names = append(names, sp.Name)
+		}
+	}
+	if got := strings.Join(names, ", "); got != "BEGIN, UPDATE sessions, COMMIT" {
+		t.Errorf("statements of the opening: %s", got)
+	}
+}

@@ -53,7 +53,16 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		created *sessionInsert
 	)
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		err := s.acquireLeaseTx(ctx, tx, k, owner, t, until)
+		var (
+			seq    int64
+			lastID sql.NullString
+			err    error
+		)
+		sess, err = scanSession(tx.StmtContext(ctx, s.ws.openLease).QueryRowContext(ctx,
+			leaseArgs(k, owner, t, until)...), &seq, &lastID)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = s.leaseRefusal(ctx, tx, k)
+		}
 		if newSession != nil && errors.Is(err, store.ErrNotFound) {
 			created, err = s.createInTx(ctx, tx, k, owner, until, newSession)
 			return err
@@ -61,11 +70,7 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		if err != nil {
 			return err
 		}
-		sess, err = scanSession(tx.StmtContext(ctx, s.ws.getSession).QueryRowContext(ctx, keyArgs(k)...))
-		if err != nil {
-			return fmt.Errorf("read the session: %w", err)
-		}
-		hist, err = s.historyTx(ctx, tx, k, historyLimit)
+		hist, err = s.historyAt(ctx, tx, k, seq, lastID, historyLimit)
 		if err != nil {
 			return fmt.Errorf("read the history: %w", err)
 		}
