@@ -25,6 +25,20 @@ type TurnOpener interface {
 	OpenTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int) (*Session, []Message, error)
 }
 
+// TurnOpenGuesser is a TurnOpener that can open a turn that may create
+// its session without reading the session beside the lease: when the
+// lease finds no session, OpenTurnOrGuess may answer ErrNotFound from what
+// it read beside it, reads that can lag (an eventually consistent query),
+// so that a session created moments ago can be taken for missing. It
+// serves only openings that create a missing session (OpenTurn then
+// creates it, and a creation that finds the id taken, ErrExists, rejoins
+// the session through OpenTurn); its other answers are OpenTurn's.
+type TurnOpenGuesser interface {
+	TurnOpener
+	// OpenTurnOrGuess is OpenTurn whose ErrNotFound may be a guess.
+	OpenTurnOrGuess(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int) (*Session, []Message, error)
+}
+
 // TurnOpenCreator is a TurnOpener that also creates a missing session in
 // the same step.
 type TurnOpenCreator interface {

@@ -144,6 +144,18 @@ func openTurn(ctx context.Context, st Store, op TurnOpening) (*OpenedTurn, error
 			return op.opened(st, sess, hist, created, true), nil
 		}
 	}
+	if g, ok := Capability[TurnOpenGuesser](st); ok && op.NewSession != nil {
+		sess, hist, err := g.OpenTurnOrGuess(ctx, op.Key, op.Owner, op.TTL, op.HistoryLimit)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			// Missing, or created moments ago: a creation that finds the
+			// id taken rejoins the session.
+			return createTurn(ctx, st, op)
+		case err != nil:
+			return nil, err
+		}
+		return op.opened(st, sess, hist, false, true), nil
+	}
 	if o, ok := Capability[TurnOpener](st); ok && op.NewSession == nil {
 		sess, hist, err := o.OpenTurn(ctx, op.Key, op.Owner, op.TTL, op.HistoryLimit)
 		if err != nil {

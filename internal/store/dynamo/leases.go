@@ -60,15 +60,18 @@ func checkLeaseArgs(owner string, ttl time.Duration) error {
 // a free, expired or own lease, or one whose holder ignored an abort
 // requested more than store.AbortGrace ago, and clears the abort flag.
 func (s *Store) AcquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration) error {
-	_, err := s.acquireLease(ctx, k, owner, ttl, types.ReturnValueUpdatedNew)
+	_, err := s.acquireLease(ctx, k, owner, ttl, types.ReturnValueUpdatedNew, nil)
 	return err
 }
 
 // acquireLease is AcquireLease returning what its update returns of the
 // meta item: rv UPDATED_NEW the attributes it set, ALL_NEW the whole
 // item as the lease left it (OpenTurn reads the session and its commit
-// state from it).
-func (s *Store) acquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration, rv types.ReturnValue) (item, error) {
+// state from it). When the lease is refused and DynamoDB returns no item
+// with the failure, unseen (when not nil) may say that the session was not
+// seen by a read beside (OpenTurnOrGuess): ErrNotFound then, without the
+// meta item's read that tells for sure.
+func (s *Store) acquireLease(ctx context.Context, k store.Key, owner string, ttl time.Duration, rv types.ReturnValue, unseen func() bool) (item, error) {
 	if err := checkKey(k); err != nil {
 		return nil, fmt.Errorf("acquire lease: %w", err)
 	}
@@ -131,6 +134,12 @@ func (s *Store) acquireLease(ctx context.Context, k store.Key, owner string, ttl
 	// when. DynamoDB returns it with the failure; without it (no such
 	// item, or an emulator that does not return it) read the meta item.
 	old := cf.Item
+	if old == nil && unseen != nil && unseen() {
+		// No item came back with the failure, and what was read beside
+		// the lease saw nothing of the session: taken for missing
+		// (OpenTurnOrGuess).
+		return nil, fmt.Errorf("acquire lease: session %s: %w", k.ThreadID, store.ErrNotFound)
+	}
 	if old == nil || getS(old, aUser) != k.UserID {
 		if old, err = s.readMeta(ctx, k, aLeaseOwner, aLeaseUntil, aAbort, aAbortAt); err != nil {
 			return nil, fmt.Errorf("acquire lease: %w", err)

@@ -11,7 +11,7 @@ import (
 	"agentchat/internal/store"
 )
 
-var _ store.TurnOpener = (*Store)(nil)
+var _ store.TurnOpenGuesser = (*Store)(nil)
 
 // OpenTurn implements store.TurnOpener in one round trip: the update that
 // takes the lease (AcquireLease's) returns the whole meta item, the
@@ -23,6 +23,23 @@ var _ store.TurnOpener = (*Store)(nil)
 // costs the commit state's read and a second round trip after the lease;
 // this costs neither.
 func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int) (*store.Session, []store.Message, error) {
+	return s.openTurn(ctx, k, owner, ttl, historyLimit, false)
+}
+
+// OpenTurnOrGuess implements store.TurnOpenGuesser: OpenTurn, but a lease
+// refused with no item returned (DynamoDB returns the item that failed the
+// condition, so none means no such item; an emulator may return none
+// either way) whose query beside found no message is taken for a missing
+// session, without the strongly consistent read of the meta item that
+// OpenTurn makes to tell. A turn that may create its session (every chat
+// request with a session id) then needs no read of the session beside the
+// lease: one GetItem (1 RCU) less per turn, and one more for a new one.
+func (s *Store) OpenTurnOrGuess(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int) (*store.Session, []store.Message, error) {
+	return s.openTurn(ctx, k, owner, ttl, historyLimit, true)
+}
+
+// openTurn is OpenTurn, or OpenTurnOrGuess when guess.
+func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int, guess bool) (*store.Session, []store.Message, error) {
 	if err := checkKey(k); err != nil {
 		return nil, nil, fmt.Errorf("open turn: %w", err)
 	}
@@ -37,14 +54,31 @@ func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		p, err := s.historyPage(qctx, sessionPK(k.ProjectID, k.ThreadID), historyLimit, nil)
 		pages <- firstPage{p, err}
 	}()
-	it, err := s.acquireLease(ctx, k, owner, ttl, types.ReturnValueAllNew)
+	var (
+		fp       firstPage
+		received bool
+	)
+	first := func() firstPage {
+		if !received {
+			fp, received = <-pages, true
+		}
+		return fp
+	}
+	var unseen func() bool
+	if guess {
+		unseen = func() bool {
+			p := first()
+			return p.err == nil && p.page != nil && p.page.ScannedCount == 0 && p.page.LastEvaluatedKey == nil
+		}
+	}
+	it, err := s.acquireLease(ctx, k, owner, ttl, types.ReturnValueAllNew, unseen)
 	if err != nil {
 		cancel()
-		<-pages
+		first()
 		return nil, nil, err
 	}
-	fp := <-pages
-	sess, hist, err := s.openedTurn(ctx, k, historyLimit, it, fp.page, fp.err)
+	p := first()
+	sess, hist, err := s.openedTurn(ctx, k, historyLimit, it, p.page, p.err)
 	if err != nil {
 		// The lease is of no use without the session: free it.
 		_ = s.ReleaseLease(context.WithoutCancel(ctx), k, owner)
