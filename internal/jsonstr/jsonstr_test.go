@@ -44,3 +44,44 @@ func FuzzAppend(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendEveryLane: every byte value, and runes of 2 to 4 bytes, at
+// every offset of a 24-byte safe text, so that the eight-byte fast path
+// meets each in each of its lanes and across a word's end.
+func TestAppendEveryLane(t *testing.T) {
+	const base = "abcdefghijklmnopqrstuvwx"
+	check := func(s string) {
+		t.Helper()
+		want, _ := json.Marshal(s)
+		if got := Append(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	}
+	for i := range len(base) {
+		for c := range 256 {
+			check(base[:i] + string([]byte{byte(c)}) + base[i+1:])
+		}
+		for _, r := range []string{"é", "你", "😀", "\u2028", "\xe2\x82"} {
+			check(base[:i] + r + base[i:])
+		}
+	}
+}
+
+// BenchmarkAppend: prose with line breaks (a system prompt, an answer)
+// and text that is mostly multi-byte UTF-8.
+func BenchmarkAppend(b *testing.B) {
+	prose := strings.Repeat("You are a network copilot for a GNS3 lab. Check the routes before you change them,\n"+
+		"and say which device you act on: R1, R2 or the switch (\"SW1\").\n", 24)
+	for _, c := range []struct{ name, s string }{
+		{"prose", prose},
+		{"cjk", strings.Repeat("日本語のテキストと English words 混在。\n", 60)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, 0, 2*len(c.s))
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf = Append(buf[:0], c.s)
+			}
+		})
+	}
+}
