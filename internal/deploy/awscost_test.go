@@ -27,30 +27,78 @@ var capacityOps = map[string]bool{
 }
 
 // askCapacity returns r with ReturnConsumedCapacity TOTAL added to its
-// JSON body when its operation accepts it. dynalite does not check the
-// request signature that the change invalidates.
-func askCapacity(tb testing.TB, r *http.Request) *http.Request {
+// JSON body when its operation accepts it, and the read units the request
+// is billed at least (readMinimum). dynalite does not check the request
+// signature that the change invalidates.
+func askCapacity(tb testing.TB, r *http.Request) (*http.Request, float64) {
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
 	if !capacityOps[op] {
-		return r
+		return r, 0
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		tb.Errorf("read a DynamoDB request: %v", err)
-		return r
+		return r, 0
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
 		tb.Errorf("a %s request is not JSON: %v", op, err)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		return r
+		return r, 0
 	}
+	least := readMinimum(op, m["ConsistentRead"])
 	m["ReturnConsumedCapacity"] = json.RawMessage(`"TOTAL"`)
 	body, _ = json.Marshal(m)
 	r2 := r.Clone(r.Context())
 	r2.Body, r2.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	r2.Header.Set("Content-Length", fmt.Sprint(len(body)))
-	return r2
+	return r2, least
+}
+
+// readMinimum is what DynamoDB bills at least for one read of op with
+// the request's ConsistentRead value: "Queries that do not return results
+// consume the minimum number of read capacity units for that type of read
+// operation" (Query and Scan in the API reference), half a unit
+// eventually consistent and one strongly consistent, and a GetItem reads
+// its item's size rounded up to the next 4 KB, one unit at least (one
+// that finds nothing included). dynalite reports nothing for a read that
+// finds nothing, so the benchmark counts this minimum for it.
+func readMinimum(op string, consistent json.RawMessage) float64 {
+	switch op {
+	case "GetItem", "Query", "Scan":
+	default:
+		return 0
+	}
+	if string(bytes.TrimSpace(consistent)) == "true" {
+		return 1
+	}
+	return 0.5
+}
+
+func TestReadMinimum(t *testing.T) {
+	cases := []struct {
+		op         string
+		consistent string
+		want       float64
+	}{
+		{"Query", "", 0.5},
+		{"Query", "false", 0.5},
+		{"Query", "true", 1},
+		{"GetItem", "true", 1},
+		{"GetItem", "", 0.5},
+		{"Scan", " true", 1},
+		{"PutItem", "true", 0},
+		{"BatchGetItem", "true", 0},
+	}
+	for _, c := range cases {
+		var raw json.RawMessage
+		if c.consistent != "" {
+			raw = json.RawMessage(c.consistent)
+		}
+		if got := readMinimum(c.op, raw); got != c.want {
+			t.Errorf("%s ConsistentRead %q: %v, want %v", c.op, c.consistent, got, c.want)
+		}
+	}
 }
 
 // consumedCapacity sums the capacity units of a DynamoDB answer (one

@@ -104,10 +104,14 @@ func newDynamoCounter(tb testing.TB, endpoint string) *dynamoCounter {
 		c.mu.Unlock()
 		if capacity {
 			rec := httptest.NewRecorder()
-			proxy.ServeHTTP(rec, askCapacity(tb, r))
+			req, leastRead := askCapacity(tb, r)
+			proxy.ServeHTTP(rec, req)
 			call.RCU, call.WCU = consumedCapacity(call.Op, rec.Body.Bytes())
 			if failedConditionalWrite(call.Op, rec.Code, rec.Body.Bytes()) {
 				call.WCU = max(call.WCU, 1)
+			}
+			if rec.Code == http.StatusOK {
+				call.RCU = max(call.RCU, leastRead)
 			}
 			for k, v := range rec.Header() {
 				w.Header()[k] = v
