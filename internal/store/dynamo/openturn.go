@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -54,16 +55,8 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		p, err := s.historyPage(qctx, sessionPK(k.ProjectID, k.ThreadID), historyLimit, nil)
 		pages <- firstPage{p, err}
 	}()
-	var (
-		fp       firstPage
-		received bool
-	)
-	first := func() firstPage {
-		if !received {
-			fp, received = <-pages, true
-		}
-		return fp
-	}
+	// The page, received once, whoever asks first (the guess or the end).
+	first := sync.OnceValue(func() firstPage { return <-pages })
 	var unseen func() bool
 	if guess {
 		unseen = func() bool {
