@@ -139,8 +139,10 @@ func indexOf(evs []map[string]any, typ, callID string) int {
 // the snapshot, and the audit lists each change with its decision to its
 // user only.
 func TestApprovalAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, storeKind := range []string{"sqlite", "dynamodb"} {
 		t.Run(storeKind, func(t *testing.T) {
+			t.Parallel()
 			l := newApprovalLab(t, storeKind)
 			sid := uuid.NewString()
 			cfg := `{"device_configs":[{"device_name":"R1","config_commands":["interface GigabitEthernet0/1","ip address 10.0.0.1 255.255.255.0"]}]}`

@@ -345,6 +345,7 @@ func TestCopilotBuildsAndStartsALab(t *testing.T) {
 }
 
 func TestCopilotWaitsForABootingNodeAndStopsOnAbort(t *testing.T) {
+	t.Parallel()
 	l := newCopilotLab(t, false)
 	pc := l.gns3.AddNode(l.project, gns3test.VPCSNode(l.project, "PC1", "stopped", 5001, 0, 0))
 

@@ -190,6 +190,7 @@ func TestTeachingRefusesInjectionTools(t *testing.T) {
 // wait_seconds keeps the stream alive with heartbeats while it waits, and
 // an abort ends the wait at once (a 600 s wait ends with the turn).
 func TestWaitSecondsHeartbeatsAndAbort(t *testing.T) {
+	t.Parallel()
 	l := newCopilotLab(t, false)
 	l.llm.Enqueue(
 		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_wait", Name: "wait_seconds", Arguments: `{"seconds":600}`}}},

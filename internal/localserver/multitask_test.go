@@ -100,8 +100,10 @@ func readUntilContent(body io.Reader) []ssetest.Frame {
 // answers the same session, with each multitask_strategy, on SQLite and
 // DynamoDB; history and statistics are exact afterwards.
 func TestMultitaskStrategies(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sqlite", "dynamodb"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			l := newMultitaskLab(t, kind)
 			project := uuid.NewString()
 			chat := "/v3/projects/" + project + "/chat"

@@ -24,8 +24,10 @@ import (
 // cut client's events plus the rest equal, byte for byte, what the second
 // tab received from the start; the turn was stored whole.
 func TestRejoinAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sqlite", "dynamodb"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			v, err := auth.NewJWTVerifier([]byte(copilotSecret), time.Now)
 			if err != nil {
 				t.Fatal(err)

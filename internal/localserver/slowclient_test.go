@@ -126,6 +126,7 @@ func TestUnauthenticatedBodyIsNotAwaited(t *testing.T) {
 // unauthenticated request whose body never comes, once its 401 is sent. A
 // complete body just over the 1 MiB limit gets 413 with its message.
 func TestStalledBodyIsCut(t *testing.T) {
+	t.Parallel()
 	tm := DefaultTimeouts()
 	tm.Body = time.Second
 	url, _, _, _ := startWith(t, map[string]string{"ADDR": "127.0.0.1:0", "DATA_DIR": t.TempDir(), "JWT_SECRET": slowSecret}, tm)
@@ -172,6 +173,7 @@ func TestStalledBodyIsCut(t *testing.T) {
 // chat stream that lasts well past it (1 s here) runs to its end, on a
 // connection that is then reused for the next request.
 func TestBodyBoundDoesNotCutStreams(t *testing.T) {
+	t.Parallel()
 	llmSrv := llmtest.NewServer(t)
 	words := strings.TrimSpace(strings.Repeat("still streaming ", 15))
 	llmSrv.Enqueue(llmtest.Reply{Text: words, ChunkDelay: 100 * time.Millisecond})
