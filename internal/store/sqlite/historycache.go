@@ -21,7 +21,7 @@ const (
 )
 
 // historyCache keeps, per session, the last messages OpenTurn read or this
-// Store appended, so that a turn on a session whose history did not change
+// Store appended (none for a session it created), so that a turn on a session whose history did not change
 // reads one row instead of all of them (each row costs a few microseconds
 // in modernc's SQLite, and a turn asks for up to MaxHistory rows; on the
 // path to the first token). Messages are appended by seq, and deleted
@@ -110,6 +110,15 @@ func (c *historyCache) appended(r threadRef, msgs []store.Message) {
 		next.msgs, next.complete = next.msgs[over:], false
 	}
 	c.setLocked(r, next)
+}
+
+// has reports whether the cache holds an entry of the session: this Store
+// created, opened or appended to it lately (and did not delete it).
+func (c *historyCache) has(r threadRef) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.entries[r]
+	return ok
 }
 
 // drop forgets the session (deleted).

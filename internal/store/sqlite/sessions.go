@@ -228,10 +228,13 @@ func (s *Store) insertSessionTx(ctx context.Context, tx *sql.Tx, in *sessionInse
 }
 
 // stored sets the defaults the insert filled in on the caller's session,
-// once its transaction committed, and notes the user's number of sessions
-// it read for CheckSessionRoom.
+// once its transaction committed, notes the user's number of sessions it
+// read for CheckSessionRoom, and starts the session's history cache
+// (empty), so that its next turn reads no history and opens it with the
+// lease first (openTurn).
 func (s *Store) stored(in *sessionInsert) {
 	in.sess.Title, in.sess.CreatedAt, in.sess.UpdatedAt = in.title, in.created, in.updated
+	s.history.put(threadRef{project: in.sess.ProjectID, thread: in.sess.ThreadID}, 0, nil, true)
 	if in.count > 0 {
 		s.sessionCounts.put(in.sess.UserID, in.count, s.sessionCounts.generation(), s.now())
 	}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,101 @@ func TestOpenTurnIsOneStatement(t *testing.T) {
 	}
 	if got := strings.Join(names, ", "); got != "BEGIN, UPDATE sessions, COMMIT" {
 		t.Errorf("statements of the opening: %s", got)
+	}
+}
+
+// TestOpenOrCreateTurnStatements: the opening of a turn that may create
+// its session (a client-made id, as the GNS3 web UI sends on every turn)
+// tries the creation first when the Store holds nothing of the session,
+// so that a new session costs no refused lease UPDATE and no read of the
+// lease that refused; a session the Store holds is opened by the lease's
+// UPDATE alone. Either way the answer is OpenOrCreateTurn's (counted as
+// the tracing driver's spans; another Store on the file is another
+// process).
+func TestOpenOrCreateTurnStatements(t *testing.T) {
+	bg := context.Background()
+	s, path := openTemp(t, WithTracing(true))
+	other, err := Open(bg, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	newSession := func(k store.Key) func() (*store.Session, error) {
+		return func() (*store.Session, error) {
+			return &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID, Title: "new"}, nil
+		}
+	}
+	held := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "held"}
+	if _, _, created, err := s.OpenOrCreateTurn(bg, held, "o", time.Minute, 50, newSession(held)); err != nil || !created {
+		t.Fatalf("OpenOrCreateTurn(held): created %v, %v", created, err)
+	}
+	if _, err := s.FinishTurn(bg, held, "o", []store.Message{{Role: store.RoleUser, Content: "hi"}}, store.TurnStats{Messages: 1}); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "elsewhere"}
+	if err := other.CreateSession(bg, &store.Session{ProjectID: elsewhere.ProjectID, UserID: elsewhere.UserID, ThreadID: elsewhere.ThreadID, Title: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.AppendMessages(bg, elsewhere, []store.Message{{Role: store.RoleUser, Content: "q"}, {Role: store.RoleAssistant, Content: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateSession(bg, &store.Session{ProjectID: "p1", UserID: "u1", ThreadID: "alices"}); err != nil {
+		t.Fatal(err)
+	}
+	bobs := store.Key{ProjectID: "p1", UserID: "bob", ThreadID: "alices"}
+	busy := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "busy"}
+	if err := other.CreateLeasedSession(bg, &store.Session{ProjectID: busy.ProjectID, UserID: busy.UserID, ThreadID: busy.ThreadID}, "someone", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name        string
+		k           store.Key
+		wantCreated bool
+		wantHistory int
+		wantErr     error
+		wantTitle   string
+		want        string
+	}{
+		{name: "new id", k: store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "new"}, wantCreated: true, wantTitle: "new",
+			want: "BEGIN, INSERT sessions, COMMIT"},
+		{name: "session this Store holds", k: held, wantHistory: 1, wantTitle: "new",
+			want: "BEGIN, UPDATE sessions, COMMIT"},
+		{name: "session of another process", k: elsewhere, wantHistory: 2, wantTitle: "kept",
+			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT messages, COMMIT"},
+		{name: "another user's id", k: bobs, wantErr: store.ErrExists,
+			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT sessions, ROLLBACK"},
+		{name: "lease held in another process", k: busy, wantErr: store.ErrLeaseHeld,
+			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT sessions, ROLLBACK"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			ctx, parent := tp.Tracer("test").Start(bg, "turn")
+			sess, hist, created, err := s.OpenOrCreateTurn(ctx, tc.k, "o", time.Minute, 50, newSession(tc.k))
+			parent.End()
+			var names []string
+			for _, sp := range exp.GetSpans() {
+				if sp.Name != "turn" {
+					names = append(names, sp.Name)
+				}
+			}
+			if got := strings.Join(names, ", "); got != tc.want {
+				t.Errorf("statements: %s, want %s", got, tc.want)
+			}
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("OpenOrCreateTurn: %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || created != tc.wantCreated || len(hist) != tc.wantHistory || sess.Title != tc.wantTitle {
+				t.Fatalf("OpenOrCreateTurn: created %v, %d messages, session %+v, %v", created, len(hist), sess, err)
+			}
+			if err := other.AcquireLease(bg, tc.k, "someone else", time.Minute); !errors.Is(err, store.ErrLeaseHeld) {
+				t.Errorf("the lease, seen from another process: %v", err)
+			}
+		})
 	}
 }

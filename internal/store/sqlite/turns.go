@@ -31,7 +31,8 @@ func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl tim
 
 // OpenOrCreateTurn implements store.TurnOpenCreator: OpenTurn's write,
 // in which a missing session is created (newSession is called inside it)
-// instead of reported.
+// instead of reported. The creation comes first, before the lease, for a
+// session whose history the Store does not hold (see openTurn).
 func (s *Store) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
 	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
 	return s.openTurn(ctx, k, owner, ttl, historyLimit, newSession)
@@ -52,16 +53,31 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		hist    []store.Message
 		created *sessionInsert
 	)
+	// A session this Store holds nothing of (no history cached: not made,
+	// opened or appended to through it lately) is most likely new when the
+	// turn may create it (a client-made id's first turn): its creation is
+	// tried first, which costs a new session no refused lease UPDATE and
+	// no read of what refused it, and a session that exists one refused
+	// INSERT before the lease's UPDATE.
+	insertFirst := newSession != nil && !s.history.has(threadRef{project: k.ProjectID, thread: k.ThreadID})
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var (
 			seq    int64
 			lastID sql.NullString
 			err    error
 		)
+		if insertFirst {
+			if created, err = s.createInTx(ctx, tx, k, owner, until, newSession); !errors.Is(err, store.ErrExists) {
+				return err
+			}
+		}
 		sess, err = scanSession(tx.StmtContext(ctx, s.ws.openLease).QueryRowContext(ctx,
 			leaseArgs(k, owner, t, until)...), &seq, &lastID)
 		if errors.Is(err, sql.ErrNoRows) {
 			err = s.leaseRefusal(ctx, tx, k)
+		}
+		if insertFirst && errors.Is(err, store.ErrNotFound) {
+			return store.ErrExists // the thread id is another user's
 		}
 		if newSession != nil && errors.Is(err, store.ErrNotFound) {
 			created, err = s.createInTx(ctx, tx, k, owner, until, newSession)
