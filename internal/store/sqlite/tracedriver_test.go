@@ -311,4 +311,8 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 			}
 		})
 	}
+	// A creation tried on a taken id inserted nothing, and counted nothing.
+	if kept, counted := storedCounts(t, s); !equalCounts(kept, counted) {
+		t.Errorf("user_session_counts %v, sessions %v", kept, counted)
+	}
 }
