@@ -48,8 +48,9 @@ type TurnOpenCreator interface {
 	// created reports it (the history is then empty). newSession runs
 	// inside the write: its error (a refused turn) is returned as it is and
 	// nothing is written. A store may call it also for a session that
-	// exists (it tried the creation first); its error is returned then too. ErrExists when the thread id is taken (another
-	// user's); a *LimitError as CreateSession.
+	// exists (it tried the creation first); its error is returned then
+	// too. ErrExists when the thread id is taken (another user's); a
+	// *LimitError as CreateSession.
 	OpenOrCreateTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int,
 		newSession func() (*Session, error)) (sess *Session, hist []Message, created bool, err error)
 }

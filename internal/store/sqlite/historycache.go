@@ -21,17 +21,18 @@ const (
 )
 
 // historyCache keeps, per session, the last messages OpenTurn read or this
-// Store appended (none for a session it created), so that a turn on a session whose history did not change
-// reads one row instead of all of them (each row costs a few microseconds
-// in modernc's SQLite, and a turn asks for up to MaxHistory rows; on the
-// path to the first token). Messages are appended by seq, and deleted
-// with their session or as a trailing run whose seqs are handed out again
-// (RollBackTurn, which drops the entry): an entry is used only when the
-// session's commit marker (msg_seq) is its last seq and the stored
-// message at that seq still has the id of its last message (checked in
-// the transaction of OpenTurn), so a write through another Store (another
-// process) is seen, as is a session deleted and made anew or a turn
-// rolled back and replaced (message ids are unique).
+// Store appended (none for a session it created), so that a turn on a
+// session whose history did not change reads one row instead of all of
+// them (each row costs a few microseconds in modernc's SQLite, and a turn
+// asks for up to MaxHistory rows; on the path to the first token).
+// Messages are appended by seq, and deleted with their session or as a
+// trailing run whose seqs are handed out again (RollBackTurn, which drops
+// the entry): an entry is used only when the session's commit marker
+// (msg_seq) is its last seq and the stored message at that seq still has
+// the id of its last message (checked in the transaction of OpenTurn), so
+// a write through another Store (another process) is seen, as is a
+// session deleted and made anew or a turn rolled back and replaced
+// (message ids are unique).
 type historyCache struct {
 	mu      sync.Mutex
 	entries map[threadRef]*cachedHistory
