@@ -224,7 +224,8 @@ func TestOpenTurnIsOneStatement(t *testing.T) {
 // lease that refused; a session the Store holds is opened by the lease's
 // UPDATE alone. Either way the answer is OpenOrCreateTurn's (counted as
 // the tracing driver's spans; another Store on the file is another
-// process).
+// process). A creation tried first makes its session before BEGIN, so that
+// what newSession waits for never holds the write lock.
 func TestOpenOrCreateTurnStatements(t *testing.T) {
 	bg := context.Background()
 	s, path := openTemp(t, WithTracing(true))
@@ -269,16 +270,18 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 		wantErr     error
 		wantTitle   string
 		want        string
+		// made: newSession is called (before BEGIN).
+		made bool
 	}{
-		{name: "new id", k: store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "new"}, wantCreated: true, wantTitle: "new",
+		{name: "new id", k: store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "new"}, wantCreated: true, wantTitle: "new", made: true,
 			want: "BEGIN, INSERT sessions, COMMIT"},
 		{name: "session this Store holds", k: held, wantHistory: 1, wantTitle: "new",
 			want: "BEGIN, UPDATE sessions, COMMIT"},
-		{name: "session of another process", k: elsewhere, wantHistory: 2, wantTitle: "kept",
+		{name: "session of another process", k: elsewhere, wantHistory: 2, wantTitle: "kept", made: true,
 			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT messages, COMMIT"},
-		{name: "another user's id", k: bobs, wantErr: store.ErrExists,
+		{name: "another user's id", k: bobs, wantErr: store.ErrExists, made: true,
 			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT sessions, ROLLBACK"},
-		{name: "lease held in another process", k: busy, wantErr: store.ErrLeaseHeld,
+		{name: "lease held in another process", k: busy, wantErr: store.ErrLeaseHeld, made: true,
 			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT sessions, ROLLBACK"},
 	}
 	for _, tc := range tests {
@@ -286,8 +289,17 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 			exp := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 			ctx, parent := tp.Tracer("test").Start(bg, "turn")
-			sess, hist, created, err := s.OpenOrCreateTurn(ctx, tc.k, "o", time.Minute, 50, newSession(tc.k))
+			calls, spansBefore := 0, 0
+			makeSession := func() (*store.Session, error) {
+				calls++
+				spansBefore = len(exp.GetSpans())
+				return newSession(tc.k)()
+			}
+			sess, hist, created, err := s.OpenOrCreateTurn(ctx, tc.k, "o", time.Minute, 50, makeSession)
 			parent.End()
+			if made := calls > 0; made != tc.made || calls > 1 || spansBefore != 0 {
+				t.Errorf("newSession called %d times, after %d statements; want called %v, before BEGIN", calls, spansBefore, tc.made)
+			}
 			var names []string
 			for _, sp := range exp.GetSpans() {
 				if sp.Name != "turn" {

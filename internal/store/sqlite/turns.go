@@ -44,6 +44,23 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 	if owner == "" {
 		return nil, nil, false, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
 	}
+	// A session this Store holds nothing of (no history cached: not made,
+	// opened or appended to through it lately) is most likely new when the
+	// turn may create it (a client-made id's first turn): its creation is
+	// tried first, which costs a new session no refused lease UPDATE and
+	// no read of what refused it, and a session that exists one refused
+	// INSERT before the lease's UPDATE. newSession is then called before
+	// the write, so that what it waits for (the turn's LLM configuration,
+	// which may ask the GNS3 server) never holds the database's write lock;
+	// its error is returned as it is, nothing written.
+	insertFirst := newSession != nil && !s.history.has(threadRef{project: k.ProjectID, thread: k.ThreadID})
+	if insertFirst {
+		ns, err := newSession()
+		if err != nil {
+			return nil, nil, false, err
+		}
+		newSession = func() (*store.Session, error) { return ns, nil }
+	}
 	t, until, err := s.leaseUntil(ttl)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
@@ -53,13 +70,6 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		hist    []store.Message
 		created *sessionInsert
 	)
-	// A session this Store holds nothing of (no history cached: not made,
-	// opened or appended to through it lately) is most likely new when the
-	// turn may create it (a client-made id's first turn): its creation is
-	// tried first, which costs a new session no refused lease UPDATE and
-	// no read of what refused it, and a session that exists one refused
-	// INSERT before the lease's UPDATE.
-	insertFirst := newSession != nil && !s.history.has(threadRef{project: k.ProjectID, thread: k.ThreadID})
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var (
 			seq    int64
