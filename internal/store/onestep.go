@@ -45,11 +45,11 @@ type TurnOpenCreator interface {
 	// OpenOrCreateTurn is OpenTurn, except that a session that does not
 	// exist is created from what newSession returns, with owner's lease
 	// until now+ttl (as CreateLeasedSession), in the same atomic write;
-	// created reports it (the history is then empty). newSession runs
-	// inside the write: its error (a refused turn) is returned as it is and
-	// nothing is written. A store may call it also for a session that
-	// exists (it tried the creation first); its error is returned then
-	// too. ErrExists when the thread id is taken (another user's); a
+	// created reports it (the history is then empty). newSession is
+	// called at most once, before the write or inside it, and its error (a
+	// refused turn) is returned as it is with nothing written; a store may
+	// call it also for a session that exists (when it tries the creation
+	// first). ErrExists when the thread id is taken (another user's); a
 	// *LimitError as CreateSession.
 	OpenOrCreateTurn(ctx context.Context, k Key, owner string, ttl time.Duration, historyLimit int,
 		newSession func() (*Session, error)) (sess *Session, hist []Message, created bool, err error)

@@ -224,8 +224,9 @@ func TestOpenTurnIsOneStatement(t *testing.T) {
 // lease that refused; a session the Store holds is opened by the lease's
 // UPDATE alone. Either way the answer is OpenOrCreateTurn's (counted as
 // the tracing driver's spans; another Store on the file is another
-// process). A creation tried first makes its session before BEGIN, so that
-// what newSession waits for never holds the write lock.
+// process). newSession is called at most once, and never while a
+// transaction is open, so that what it waits for never holds the write
+// lock.
 func TestOpenOrCreateTurnStatements(t *testing.T) {
 	bg := context.Background()
 	s, path := openTemp(t, WithTracing(true))
@@ -257,6 +258,13 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	bobs := store.Key{ProjectID: "p1", UserID: "bob", ThreadID: "alices"}
+	gone := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "gone"}
+	if _, _, created, err := s.OpenOrCreateTurn(bg, gone, "o", time.Minute, 50, newSession(gone)); err != nil || !created {
+		t.Fatalf("OpenOrCreateTurn(gone): created %v, %v", created, err)
+	}
+	if err := other.DeleteSession(bg, gone); err != nil {
+		t.Fatal(err)
+	}
 	busy := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "busy"}
 	if err := other.CreateLeasedSession(bg, &store.Session{ProjectID: busy.ProjectID, UserID: busy.UserID, ThreadID: busy.ThreadID}, "someone", time.Hour); err != nil {
 		t.Fatal(err)
@@ -270,7 +278,7 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 		wantErr     error
 		wantTitle   string
 		want        string
-		// made: newSession is called (before BEGIN).
+		// made: newSession is called.
 		made bool
 	}{
 		{name: "new id", k: store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "new"}, wantCreated: true, wantTitle: "new", made: true,
@@ -279,6 +287,8 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 			want: "BEGIN, UPDATE sessions, COMMIT"},
 		{name: "session of another process", k: elsewhere, wantHistory: 2, wantTitle: "kept", made: true,
 			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT messages, COMMIT"},
+		{name: "session this Store held, deleted by another process", k: gone, wantCreated: true, wantTitle: "new", made: true,
+			want: "BEGIN, UPDATE sessions, SELECT sessions, ROLLBACK, BEGIN, INSERT sessions, COMMIT"},
 		{name: "another user's id", k: bobs, wantErr: store.ErrExists, made: true,
 			want: "BEGIN, INSERT sessions, UPDATE sessions, SELECT sessions, ROLLBACK"},
 		{name: "lease held in another process", k: busy, wantErr: store.ErrLeaseHeld, made: true,
@@ -289,16 +299,19 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 			exp := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 			ctx, parent := tp.Tracer("test").Start(bg, "turn")
-			calls, spansBefore := 0, 0
+			calls, inTx := 0, false
 			makeSession := func() (*store.Session, error) {
 				calls++
-				spansBefore = len(exp.GetSpans())
+				if spans := exp.GetSpans(); len(spans) > 0 {
+					last := spans[len(spans)-1].Name
+					inTx = inTx || (last != "COMMIT" && last != "ROLLBACK")
+				}
 				return newSession(tc.k)()
 			}
 			sess, hist, created, err := s.OpenOrCreateTurn(ctx, tc.k, "o", time.Minute, 50, makeSession)
 			parent.End()
-			if made := calls > 0; made != tc.made || calls > 1 || spansBefore != 0 {
-				t.Errorf("newSession called %d times, after %d statements; want called %v, before BEGIN", calls, spansBefore, tc.made)
+			if made := calls > 0; made != tc.made || calls > 1 || inTx {
+				t.Errorf("newSession called %d times (in a transaction: %v); want called %v, outside any", calls, inTx, tc.made)
 			}
 			var names []string
 			for _, sp := range exp.GetSpans() {

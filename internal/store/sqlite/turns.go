@@ -25,41 +25,57 @@ var (
 // history in one write transaction (the history from historyCache when
 // it is current).
 func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int) (*store.Session, []store.Message, error) {
-	sess, hist, _, err := s.openTurn(ctx, k, owner, ttl, historyLimit, nil)
+	sess, hist, _, err := s.openTurn(ctx, k, owner, ttl, historyLimit, nil, nil)
 	return sess, hist, err
 }
 
 // OpenOrCreateTurn implements store.TurnOpenCreator: OpenTurn's write,
-// in which a missing session is created (newSession is called inside it)
-// instead of reported. The creation comes first, before the lease, for a
-// session whose history the Store does not hold (see openTurn).
+// in which a missing session is created instead of reported. newSession
+// is called before the write, never inside it, so that what it waits for
+// (the turn's LLM configuration, which may ask the GNS3 server) never
+// holds the database's write lock; its error is returned as it is, with
+// nothing written.
+//
+// A session this Store holds nothing of (no history cached: not made,
+// opened or appended to through it lately) is most likely new: its
+// creation is tried first, which costs a new session no refused lease
+// UPDATE and no read of what refused it, and a session that exists one
+// refused INSERT before the lease's UPDATE. Any other session is opened
+// by the lease first; found missing after all, it is made and the write
+// tried again, creation first.
 func (s *Store) OpenOrCreateTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
-	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
-	return s.openTurn(ctx, k, owner, ttl, historyLimit, newSession)
-}
-
-// openTurn is OpenTurn, and OpenOrCreateTurn when newSession is not nil.
-func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
 	newSession func() (*store.Session, error)) (*store.Session, []store.Message, bool, error) {
 	if owner == "" {
 		return nil, nil, false, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
 	}
-	// A session this Store holds nothing of (no history cached: not made,
-	// opened or appended to through it lately) is most likely new when the
-	// turn may create it (a client-made id's first turn): its creation is
-	// tried first, which costs a new session no refused lease UPDATE and
-	// no read of what refused it, and a session that exists one refused
-	// INSERT before the lease's UPDATE. newSession is then called before
-	// the write, so that what it waits for (the turn's LLM configuration,
-	// which may ask the GNS3 server) never holds the database's write lock;
-	// its error is returned as it is, nothing written.
-	insertFirst := newSession != nil && !s.history.has(threadRef{project: k.ProjectID, thread: k.ThreadID})
-	if insertFirst {
-		ns, err := newSession()
-		if err != nil {
-			return nil, nil, false, err
+	if s.history.has(threadRef{project: k.ProjectID, thread: k.ThreadID}) {
+		sess, hist, _, err := s.openTurn(ctx, k, owner, ttl, historyLimit, nil, errMakeFirst)
+		if !errors.Is(err, errMakeFirst) {
+			return sess, hist, false, err
 		}
-		newSession = func() (*store.Session, error) { return ns, nil }
+	}
+	ns, err := newSession()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if ns.Key() != k {
+		return nil, nil, false, fmt.Errorf("open turn on session %s: the new session is %s", k.ThreadID, ns.ThreadID)
+	}
+	return s.openTurn(ctx, k, owner, ttl, historyLimit, ns, nil)
+}
+
+// errMakeFirst is how OpenOrCreateTurn's lease-first write reports a
+// missing session: it is made before the write is tried again.
+var errMakeFirst = errors.New("the session is missing: make it first")
+
+// openTurn is OpenTurn's write. With ns, ns is inserted first (with the
+// lease), and the lease is taken as OpenTurn's when its thread id is taken
+// (ErrExists when by another user's session). Without, a missing session
+// is reported as missing (store.ErrNotFound, or as it is when not nil).
+func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
+	ns *store.Session, missing error) (*store.Session, []store.Message, bool, error) {
+	if owner == "" {
+		return nil, nil, false, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
 	}
 	t, until, err := s.leaseUntil(ttl)
 	if err != nil {
@@ -76,8 +92,8 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 			lastID sql.NullString
 			err    error
 		)
-		if insertFirst {
-			if created, err = s.createInTx(ctx, tx, k, owner, until, newSession); !errors.Is(err, store.ErrExists) {
+		if ns != nil {
+			if created, err = s.createInTx(ctx, tx, ns, owner, until); !errors.Is(err, store.ErrExists) {
 				return err
 			}
 		}
@@ -86,12 +102,13 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		if errors.Is(err, sql.ErrNoRows) {
 			err = s.leaseRefusal(ctx, tx, k)
 		}
-		if insertFirst && errors.Is(err, store.ErrNotFound) {
-			return store.ErrExists // the thread id is another user's
-		}
-		if newSession != nil && errors.Is(err, store.ErrNotFound) {
-			created, err = s.createInTx(ctx, tx, k, owner, until, newSession)
-			return err
+		if errors.Is(err, store.ErrNotFound) {
+			switch {
+			case ns != nil:
+				return store.ErrExists // the thread id is another user's
+			case missing != nil:
+				return missing
+			}
 		}
 		if err != nil {
 			return err
@@ -102,9 +119,8 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 		}
 		return nil
 	})
-	var refused *refusedError
-	if errors.As(err, &refused) {
-		return nil, nil, false, refused.err
+	if missing != nil && errors.Is(err, missing) {
+		return nil, nil, false, missing
 	}
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
@@ -116,18 +132,8 @@ func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl tim
 	return sess, hist, false, nil
 }
 
-// createInTx inserts the session newSession returns for k, with owner's
-// lease until until, in tx; newSession's error comes back as a
-// *refusedError.
-func (s *Store) createInTx(ctx context.Context, tx *sql.Tx, k store.Key, owner, until string,
-	newSession func() (*store.Session, error)) (*sessionInsert, error) {
-	ns, err := newSession()
-	if err != nil {
-		return nil, &refusedError{err: err}
-	}
-	if ns.Key() != k {
-		return nil, fmt.Errorf("the new session %s is not the session %s of the turn", ns.ThreadID, k.ThreadID)
-	}
+// createInTx inserts ns with owner's lease until until, in tx.
+func (s *Store) createInTx(ctx context.Context, tx *sql.Tx, ns *store.Session, owner, until string) (*sessionInsert, error) {
 	in, err := s.encodeSession(ns)
 	if err != nil {
 		return nil, err
@@ -137,12 +143,6 @@ func (s *Store) createInTx(ctx context.Context, tx *sql.Tx, k store.Key, owner, 
 	}
 	return in, nil
 }
-
-// refusedError carries the error of OpenOrCreateTurn's newSession out of
-// the write, unwrapped.
-type refusedError struct{ err error }
-
-func (e *refusedError) Error() string { return e.err.Error() }
 
 // FinishTurn implements store.TurnFinisher: the messages, the statistics
 // and the release of the lease in one write transaction.
