@@ -341,3 +341,24 @@ func TestOpenOrCreateTurnStatements(t *testing.T) {
 		t.Errorf("user_session_counts %v, sessions %v", kept, counted)
 	}
 }
+
+// TestOpeningRefusesEmptyOwner: OpenTurn and OpenOrCreateTurn refuse an
+// empty owner before any write, and OpenOrCreateTurn before newSession.
+func TestOpeningRefusesEmptyOwner(t *testing.T) {
+	s, _ := openTemp(t)
+	k := store.Key{ProjectID: "p1", UserID: "u1", ThreadID: "t1"}
+	if _, _, err := s.OpenTurn(t.Context(), k, "", time.Minute, 50); err == nil || !strings.Contains(err.Error(), "empty owner") {
+		t.Errorf("OpenTurn with an empty owner: %v", err)
+	}
+	called := false
+	_, _, _, err := s.OpenOrCreateTurn(t.Context(), k, "", time.Minute, 50, func() (*store.Session, error) {
+		called = true
+		return &store.Session{ProjectID: k.ProjectID, UserID: k.UserID, ThreadID: k.ThreadID}, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "empty owner") || called {
+		t.Errorf("OpenOrCreateTurn with an empty owner: %v (newSession called: %v)", err, called)
+	}
+	if _, err := s.GetSession(t.Context(), k); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("session after the refusals: %v", err)
+	}
+}

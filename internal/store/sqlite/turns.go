@@ -25,6 +25,9 @@ var (
 // history in one write transaction (the history from historyCache when
 // it is current).
 func (s *Store) OpenTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int) (*store.Session, []store.Message, error) {
+	if owner == "" {
+		return nil, nil, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
+	}
 	sess, hist, _, err := s.openTurn(ctx, k, owner, ttl, historyLimit, nil, nil)
 	return sess, hist, err
 }
@@ -72,11 +75,10 @@ var errMakeFirst = errors.New("the session is missing: make it first")
 // lease), and the lease is taken as OpenTurn's when its thread id is taken
 // (ErrExists when by another user's session). Without, a missing session
 // is reported as missing (store.ErrNotFound, or as it is when not nil).
+// owner is not empty (OpenTurn and OpenOrCreateTurn check it, the latter
+// before newSession runs).
 func (s *Store) openTurn(ctx context.Context, k store.Key, owner string, ttl time.Duration, historyLimit int,
 	ns *store.Session, missing error) (*store.Session, []store.Message, bool, error) {
-	if owner == "" {
-		return nil, nil, false, fmt.Errorf("open turn on session %s: empty owner", k.ThreadID)
-	}
 	t, until, err := s.leaseUntil(ttl)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("open turn on session %s: %w", k.ThreadID, err)
