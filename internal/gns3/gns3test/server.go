@@ -100,6 +100,7 @@ type Server struct {
 	total        int
 	lastAuth     string
 	hang         bool
+	latency      time.Duration // before each answer, see SetLatency
 	done         chan struct{} // closed when the test ends: releases hung requests
 	now          func() time.Time
 	delays       map[string]time.Duration // per node id
@@ -205,8 +206,20 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		s.hits[r.Method+" "+r.URL.Path]++
 		s.total++
 		s.lastAuth = h
-		authorize, reqAuthorize, hang := s.authorize, s.reqAuthorize, s.hang
+		authorize, reqAuthorize, hang, latency := s.authorize, s.reqAuthorize, s.hang, s.latency
 		s.mu.Unlock()
+		if latency > 0 {
+			t := time.NewTimer(latency)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			case <-s.done:
+				t.Stop()
+				return
+			}
+		}
 		if hang {
 			select {
 			case <-r.Context().Done():
@@ -453,6 +466,15 @@ func (s *Server) SetHang(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hang = on
+}
+
+// SetLatency makes every request wait d (0: none) before it is served,
+// as a real controller takes its time to answer; a client that gives up
+// meanwhile gets no answer. Requests are still counted at once.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
 
 // AddProject adds a project with a new id and the given status ("opened"

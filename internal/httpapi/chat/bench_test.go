@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/localserver"
 	"agentchat/internal/wire"
+	"agentchat/internal/wire/dynamowire"
 
 	"github.com/google/uuid"
 )
@@ -66,12 +68,22 @@ type benchStack struct {
 	llm    *llmtest.Server
 	url    string       // agentchat root, http://127.0.0.1:port
 	client *http.Client // setup client of agentchat
+	// token is the bearer token of every request to agentchat ("": none,
+	// the local server without authentication).
+	token string
 }
 
 // newBenchStack starts the local server over a fresh SQLite file and a
 // scripted LLM streaming reply to every streamed request (the title call
 // gets benchTitle).
 func newBenchStack(b *testing.B, reply llmtest.Reply) *benchStack {
+	b.Helper()
+	return newBenchStackWith(b, reply, nil, "")
+}
+
+// newBenchStackWith is newBenchStack with extra server variables (over
+// the defaults) and the bearer token of the requests to agentchat.
+func newBenchStackWith(b *testing.B, reply llmtest.Reply, extra map[string]string, token string) *benchStack {
 	b.Helper()
 	fake := llmtest.NewServer(b)
 	fake.SetHandler(func(req llmtest.Request) llmtest.Reply {
@@ -89,6 +101,7 @@ func newBenchStack(b *testing.B, reply llmtest.Reply) *benchStack {
 		// One user opens heapStreams streams at once (BenchmarkHeapPerStream).
 		"MAX_TURNS_PER_USER": "1000",
 	}
+	maps.Copy(env, extra)
 	cfg, err := config.Load(func(k string) string { return env[k] }, config.LocalDefaults())
 	if err != nil {
 		b.Fatal(err)
@@ -97,7 +110,7 @@ func newBenchStack(b *testing.B, reply llmtest.Reply) *benchStack {
 	// The JSON logger at the configured level (info) does all its work;
 	// only the bytes go nowhere.
 	log := wire.NewLogger(io.Discard, cfg.LogLevel)
-	base, err := wire.NewBase(ctx, cfg, log, localserver.StoreOpener(nil))
+	base, err := wire.NewBase(ctx, cfg, log, localserver.StoreOpener(dynamowire.Open))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +135,7 @@ func newBenchStack(b *testing.B, reply llmtest.Reply) *benchStack {
 	b.Cleanup(func() { _ = srv.Close() })
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	b.Cleanup(tr.CloseIdleConnections)
-	return &benchStack{llm: fake, url: "http://" + ln.Addr().String(), client: &http.Client{Transport: tr}}
+	return &benchStack{llm: fake, url: "http://" + ln.Addr().String(), client: &http.Client{Transport: tr}, token: token}
 }
 
 // chatCmd is the client command of one POST /stream (a new session when
@@ -133,7 +146,7 @@ func (s *benchStack) chatCmd(sessionID, message string) clientCmd {
 		body["session_id"] = sessionID
 	}
 	raw, _ := json.Marshal(body) // a map of strings always encodes
-	return clientCmd{URL: s.url + path("/stream"), Body: raw}
+	return clientCmd{URL: s.url + path("/stream"), Body: raw, Auth: s.token}
 }
 
 // directCmd is the client command of one streamed chat completion sent
@@ -560,50 +573,55 @@ const ttftReply = "R1 and R2 are linked through Ethernet0/0 on both sides."
 // process) per iteration, the direct call's share of the LLM included.
 func BenchmarkAddedTTFT(b *testing.B) {
 	for _, name := range []string{"new-session", "new-session-client-id", "continuing-session"} {
-		continuing, clientID := name == "continuing-session", name == "new-session-client-id"
 		b.Run(name, func(b *testing.B) {
-			s := newBenchStack(b, llmtest.Reply{Text: ttftReply})
-			c := startClient(b)
-			words := len(strings.Fields(ttftReply))
-			cycle := &sessionCycle{s: s, turns: 8}
-			s.turn(b, s.turn(b, ""))
-			direct := s.directCmd(s.upstreamBody(b))
-			// Warm up both paths of the client process.
-			c.stream(b, direct, words)
-			c.stream(b, s.chatCmd(cycle.next(b), "Hello?"), words)
-
-			var directT, total, added []time.Duration
-			cpu0 := processCPU(b)
-			for i := 0; b.Loop(); i++ {
-				sid := ""
-				switch {
-				case continuing:
-					b.StopTimer()
-					sid = cycle.next(b)
-					b.StartTimer()
-				case clientID:
-					sid = uuid.NewString()
-				}
-				chat := s.chatCmd(sid, "Are R1 and R2 linked?")
-				var d, t time.Duration
-				if i%2 == 0 {
-					d = c.stream(b, direct, words)[0]
-					t = c.stream(b, chat, words)[0]
-				} else {
-					t = c.stream(b, chat, words)[0]
-					d = c.stream(b, direct, words)[0]
-				}
-				directT, total, added = append(directT, d), append(total, t), append(added, t-d)
-			}
-			// The session cycle's setup outside the timer is counted too: it
-			// is the same in both of two builds compared.
-			b.ReportMetric(micros(processCPU(b)-cpu0)/float64(b.N), "cpu-µs/op")
-			b.ReportMetric(micros(quantile(added, 0.5)), "added-ttft-µs")
-			b.ReportMetric(micros(quantile(added, 0.9)), "added-ttft-p90-µs")
-			b.ReportMetric(micros(quantile(directT, 0.5)), "direct-ttft-µs")
-			b.ReportMetric(micros(quantile(total, 0.5)), "ttft-µs")
+			measureAddedTTFT(b, newBenchStack(b, llmtest.Reply{Text: ttftReply}), name)
 		})
 	}
+}
+
+// measureAddedTTFT runs the iterations of BenchmarkAddedTTFT's case name
+// on s, whose LLM streams ttftReply, and reports its figures.
+func measureAddedTTFT(b *testing.B, s *benchStack, name string) {
+	continuing, clientID := name == "continuing-session", name == "new-session-client-id"
+	c := startClient(b)
+	words := len(strings.Fields(ttftReply))
+	cycle := &sessionCycle{s: s, turns: 8}
+	s.turn(b, s.turn(b, ""))
+	direct := s.directCmd(s.upstreamBody(b))
+	// Warm up both paths of the client process.
+	c.stream(b, direct, words)
+	c.stream(b, s.chatCmd(cycle.next(b), "Hello?"), words)
+
+	var directT, total, added []time.Duration
+	cpu0 := processCPU(b)
+	for i := 0; b.Loop(); i++ {
+		sid := ""
+		switch {
+		case continuing:
+			b.StopTimer()
+			sid = cycle.next(b)
+			b.StartTimer()
+		case clientID:
+			sid = uuid.NewString()
+		}
+		chat := s.chatCmd(sid, "Are R1 and R2 linked?")
+		var d, t time.Duration
+		if i%2 == 0 {
+			d = c.stream(b, direct, words)[0]
+			t = c.stream(b, chat, words)[0]
+		} else {
+			t = c.stream(b, chat, words)[0]
+			d = c.stream(b, direct, words)[0]
+		}
+		directT, total, added = append(directT, d), append(total, t), append(added, t-d)
+	}
+	// The session cycle's setup outside the timer is counted too: it
+	// is the same in both of two builds compared.
+	b.ReportMetric(micros(processCPU(b)-cpu0)/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(micros(quantile(added, 0.5)), "added-ttft-µs")
+	b.ReportMetric(micros(quantile(added, 0.9)), "added-ttft-p90-µs")
+	b.ReportMetric(micros(quantile(directT, 0.5)), "direct-ttft-µs")
+	b.ReportMetric(micros(quantile(total, 0.5)), "ttft-µs")
 }
 
 // BenchmarkInterTokenGaps checks that agentchat forwards each token as it
