@@ -118,7 +118,21 @@ type Agent struct {
 	// the system prompt (for example a project topology), choose skills by
 	// mode, refuse other tools and refresh its context after changes.
 	Prepare func(ctx context.Context, t TurnInfo) (Preparation, error)
+	// Begin, when set instead of Prepare, prepares the agent in two steps,
+	// so that what it reads over the network for a turn (a project's
+	// topology) is read beside the opening of the turn's session rather
+	// than after it. Begin is called as a project chat turn starts, before
+	// the session is opened and its mode known (t.Mode is empty), and
+	// returns at once, its reads started; the Preparer it returns is called
+	// at most once, when the turn runs, with the turn's mode. ctx ends when
+	// the turn does, or at once when the turn is refused (the Preparer is
+	// then never called). On the stateless gateway both steps run in a row.
+	Begin func(ctx context.Context, t TurnInfo) Preparer
 }
+
+// Preparer completes, with the turn's mode, a preparation started by
+// Agent.Begin.
+type Preparer func(ctx context.Context, mode string) (Preparation, error)
 
 // HasMode reports whether mode is one of the agent's modes.
 func (a *Agent) HasMode(mode string) bool { return mode != "" && slices.Contains(a.Modes, mode) }
@@ -178,4 +192,23 @@ func (r *Registry) List() []*Agent {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// Prepared returns the agent's preparation for a turn whose mode is known
+// (t.Mode): its Prepare, or its Begin and the Preparer in a row, or its
+// skills as they are when it has neither.
+func (a *Agent) Prepared(ctx context.Context, t TurnInfo) (Preparation, error) {
+	switch {
+	case a.Begin != nil:
+		mode := t.Mode
+		t.Mode = ""
+		p := a.Begin(ctx, t)
+		if p == nil {
+			return Preparation{}, fmt.Errorf("agent %s: Begin gave no preparer", a.ID)
+		}
+		return p(ctx, mode)
+	case a.Prepare != nil:
+		return a.Prepare(ctx, t)
+	}
+	return Preparation{Skills: a.Skills}, nil
 }

@@ -100,6 +100,10 @@ func (t *Turn) Run(ctx context.Context, emit func(Event)) {
 	defer cancel(nil)
 
 	tr.ctx, tr.cancel = tctx, cancel
+	// What the agent began reading for the turn ends with it, or as soon
+	// as it is stopped.
+	defer t.stopPrep()
+	defer context.AfterFunc(tctx, t.stopPrep)()
 	// An abort requested in this process wakes the watch at once (polling
 	// finds the others, another instance's): subscribed here, before the
 	// turn can emit anything, so that no abort made after its first event
@@ -169,7 +173,7 @@ func (tr *turnRun) run() string {
 	default:
 		wg.Go(func() { hist, histErr = t.opened.History(ctx) })
 	}
-	su, perr := t.r.prepare(ctx, t.agent, TurnInfo{ProjectID: t.req.Key.ProjectID, UserID: t.req.Key.UserID, Mode: t.mode})
+	su, perr := t.r.finishPreparing(ctx, t.agent, t.prep, t.mode)
 	wg.Wait()
 
 	now := o.Now().UTC()

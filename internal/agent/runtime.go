@@ -166,21 +166,41 @@ func NewRuntime(o Options) *Runtime {
 // resolve finds the agent and the user's LLM configuration; errors wrap
 // ErrInvalidRequest or llm.ErrNotConfigured.
 func (r *Runtime) resolve(ctx context.Context, agentID, userID string) (*Agent, llm.Resolved, error) {
+	a, err := r.agentOf(agentID)
+	if err != nil {
+		return nil, llm.Resolved{}, err
+	}
+	res, err := r.llmOf(ctx, userID)
+	if err != nil {
+		return nil, llm.Resolved{}, err
+	}
+	return a, res, nil
+}
+
+// agentOf finds the agent of agentID (the registry's fallback for an
+// unknown one); errors wrap ErrInvalidRequest.
+func (r *Runtime) agentOf(agentID string) (*Agent, error) {
 	if r.o.Agents == nil || r.o.LLM == nil {
-		return nil, llm.Resolved{}, errors.New("agent runtime: agent registry and LLM resolver are required")
+		return nil, errors.New("agent runtime: agent registry and LLM resolver are required")
 	}
 	a := r.o.Agents.Resolve(agentID)
 	if a == nil {
-		return nil, llm.Resolved{}, fmt.Errorf("%w: unknown agent %q and no fallback agent", ErrInvalidRequest, agentID)
+		return nil, fmt.Errorf("%w: unknown agent %q and no fallback agent", ErrInvalidRequest, agentID)
 	}
+	return a, nil
+}
+
+// llmOf resolves the user's LLM configuration; errors wrap
+// llm.ErrNotConfigured when the user has none.
+func (r *Runtime) llmOf(ctx context.Context, userID string) (llm.Resolved, error) {
 	res, err := r.o.LLM.Resolve(ctx, userID)
 	if err == nil && res.Client == nil {
 		err = llm.ErrNotConfigured
 	}
 	if err != nil {
-		return nil, llm.Resolved{}, fmt.Errorf("resolve llm for user: %w", err)
+		return llm.Resolved{}, fmt.Errorf("resolve llm for user: %w", err)
 	}
-	return a, res, nil
+	return res, nil
 }
 
 // setup is an agent prepared for one turn.
@@ -205,30 +225,52 @@ func (s setup) refusal(name string) string {
 // refreshes reports whether the system prompt may change during the run.
 func (s setup) refreshes() bool { return s.refresh != nil }
 
-// prepare runs the agent's Prepare hook (recovering a panic) and returns
-// the system prompt and the tools of the turn.
-func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, error) {
-	p := Preparation{Skills: a.Skills}
-	if a.Prepare != nil {
-		var err error
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					r.log.ErrorContext(ctx, "agent prepare panicked", "agent", a.ID, "panic", v, "stack", string(debug.Stack()))
-					err = fmt.Errorf("agent %s: prepare panicked: %v", a.ID, v)
-				}
-			}()
-			p, err = a.Prepare(ctx, info)
-		}()
-		if err != nil {
-			return setup{}, fmt.Errorf("prepare agent %s: %w", a.ID, err)
+// begin starts the agent's preparation for a turn: Begin's reads start
+// now; for an agent with Prepare (or neither) the whole preparation runs
+// when the returned Preparer is called. A panic in Begin, or a nil
+// Preparer, is the error the Preparer returns.
+func (r *Runtime) begin(ctx context.Context, a *Agent, info TurnInfo) Preparer {
+	if a.Begin == nil {
+		return func(ctx context.Context, mode string) (Preparation, error) {
+			info.Mode = mode
+			return a.Prepared(ctx, info)
 		}
 	}
-	s := setup{system: systemPrompt(a.SystemPrompt, p.Skills, p.Prompt), tools: Tools(p.Skills), refuse: p.Refuse}
-	if p.Refresh != nil {
-		skills := p.Skills
+	var p Preparer
+	err := r.unpanicked(ctx, a, func() error {
+		if p = a.Begin(ctx, info); p == nil {
+			return errors.New("begin gave no preparer")
+		}
+		return nil
+	})
+	if err != nil {
+		return func(context.Context, string) (Preparation, error) { return Preparation{}, err }
+	}
+	return p
+}
+
+// prepare prepares the agent for a turn whose mode is known (the
+// stateless gateway): Begin and its Preparer in a row, or Prepare.
+func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, error) {
+	return r.finishPreparing(ctx, a, r.begin(ctx, a, info), info.Mode)
+}
+
+// finishPreparing runs p (recovering a panic) and returns the system
+// prompt and the tools of the turn.
+func (r *Runtime) finishPreparing(ctx context.Context, a *Agent, p Preparer, mode string) (setup, error) {
+	var prep Preparation
+	err := r.unpanicked(ctx, a, func() (err error) {
+		prep, err = p(ctx, mode)
+		return err
+	})
+	if err != nil {
+		return setup{}, fmt.Errorf("prepare agent %s: %w", a.ID, err)
+	}
+	s := setup{system: systemPrompt(a.SystemPrompt, prep.Skills, prep.Prompt), tools: Tools(prep.Skills), refuse: prep.Refuse}
+	if prep.Refresh != nil {
+		skills := prep.Skills
 		s.refresh = func(ctx context.Context) (string, error) {
-			extra, err := p.Refresh(ctx)
+			extra, err := prep.Refresh(ctx)
 			if err != nil {
 				return "", err
 			}
@@ -236,6 +278,18 @@ func (r *Runtime) prepare(ctx context.Context, a *Agent, info TurnInfo) (setup, 
 		}
 	}
 	return s, nil
+}
+
+// unpanicked runs f, a step of a's preparation, and returns its error or,
+// when it panics, the panic as an error (logged with its stack).
+func (r *Runtime) unpanicked(ctx context.Context, a *Agent, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.log.ErrorContext(ctx, "agent prepare panicked", "agent", a.ID, "panic", v, "stack", string(debug.Stack()))
+			err = fmt.Errorf("agent %s: prepare panicked: %v", a.ID, v)
+		}
+	}()
+	return f()
 }
 
 // resolveMode returns the mode of a turn of agent a: the requested one, else

@@ -95,7 +95,12 @@ type Turn struct {
 	started atomic.Bool
 	// slot is the user's turn slot held by the turn (nil: no cap).
 	slot *turnSlot
-	// ready waits for the agent, the LLM and the slot of StartTurn and
+	// prep completes the agent's preparation, begun by StartTurn (see
+	// Agent.Begin); stopPrep ends what it began (when the turn ends or is
+	// refused).
+	prep     Preparer
+	stopPrep context.CancelFunc
+	// ready waits for the LLM, the slot and the budget of StartTurn and
 	// returns the first failure among them; create calls it first.
 	ready func() error
 	// policy is the turn's approval policy; awaiting are the calls that
@@ -127,8 +132,10 @@ func (t *Turn) Mode() string { return t.mode }
 // at once) run in parallel: an existing session costs one round trip of
 // store calls. A missing session is created once the LLM and the slot are
 // known to be there, with its lease; one with a generated id in one write
-// beside the turn's first LLM call (see createBeside).
-func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error) {
+// beside the turn's first LLM call (see createBeside). The agent's own
+// reads for the turn (Agent.Begin, the copilot's topology) start first,
+// beside all of that; they end when the turn does, or when it is refused.
+func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (_ *Turn, err error) {
 	if r.o.Store == nil {
 		return nil, errors.New("agent runtime: no store configured")
 	}
@@ -146,7 +153,21 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
-	t := &Turn{r: r, req: req, owner: r.o.NewTurnID()}
+	a, err := r.agentOf(req.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	t := &Turn{r: r, req: req, owner: r.o.NewTurnID(), agent: a}
+	// The agent's own reads for the turn (Begin) start first and run
+	// beside everything below; they end with the turn, or now when it is
+	// refused.
+	bctx, stopBegun := context.WithCancel(context.WithoutCancel(ctx))
+	t.prep, t.stopPrep = r.begin(bctx, a, TurnInfo{ProjectID: req.Key.ProjectID, UserID: req.Key.UserID}), stopBegun
+	defer func() {
+		if err != nil {
+			stopBegun()
+		}
+	}()
 	// The user's LLM, the user's turn slot and the session (its read and
 	// its lease) do not depend on one another: they are asked for at once,
 	// so that on an existing session they cost one round trip of store
@@ -154,11 +175,11 @@ func (r *Runtime) StartTurn(ctx context.Context, req TurnRequest) (*Turn, error)
 	// (t.ready), so that a refused turn leaves nothing behind.
 	resolved := make(chan error, 1)
 	resolve := func() {
-		a, res, err := r.resolve(ctx, req.AgentID, req.Key.UserID)
+		res, err := r.llmOf(ctx, req.Key.UserID)
 		if err == nil && req.Mode != "" && len(a.Modes) > 0 && !a.HasMode(req.Mode) {
 			err = fmt.Errorf("%w: agent %s has no mode %q", ErrInvalidRequest, a.ID, req.Mode)
 		}
-		t.agent, t.llm = a, res
+		t.llm = res
 		resolved <- err
 	}
 	pool, n := r.slotsOf(req.Key.UserID, req.SlotPool, req.MaxTurns)
@@ -354,6 +375,7 @@ func (t *Turn) Release(ctx context.Context) error {
 		return nil
 	}
 	defer t.slot.release(ctx)
+	t.stopPrep()
 	if err := t.createErr(); err != nil {
 		t.r.log.ErrorContext(ctx, "create session", "session", t.req.Key.ThreadID, "err", err)
 		return nil // no session, no lease

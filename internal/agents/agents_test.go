@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"agentchat/internal/agent"
 	"agentchat/internal/seerr"
@@ -182,11 +183,11 @@ func toolNamesOf(p agent.Preparation) []string {
 
 func TestGNS3CopilotWithoutTools(t *testing.T) {
 	a, _ := DefaultRegistry(Deps{}).Get(GNS3Copilot)
-	if a.Prepare == nil || !strings.Contains(a.SystemPrompt, "never run a destructive") || !slices.Equal(a.Modes, AllModes()) {
+	if a.Begin == nil || !strings.Contains(a.SystemPrompt, "never run a destructive") || !slices.Equal(a.Modes, AllModes()) {
 		t.Fatalf("copilot = %+v", a)
 	}
 	for _, mode := range []string{"", ModeTeachingAssistant, ModeLabAutomationAssistant} {
-		p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: mode})
+		p, err := a.Prepared(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: mode})
 		if err != nil || len(p.Skills) != 0 || p.Refresh != nil {
 			t.Fatalf("mode %q: %+v, err %v", mode, p, err)
 		}
@@ -195,7 +196,7 @@ func TestGNS3CopilotWithoutTools(t *testing.T) {
 			t.Fatalf("mode %q: prompt = %q", mode, p.Prompt)
 		}
 	}
-	if _, err := a.Prepare(context.Background(), agent.TurnInfo{Mode: "chaos_monkey"}); err == nil || !strings.Contains(err.Error(), `"chaos_monkey"`) {
+	if _, err := a.Prepared(context.Background(), agent.TurnInfo{Mode: "chaos_monkey"}); err == nil || !strings.Contains(err.Error(), `"chaos_monkey"`) {
 		t.Fatalf("unknown mode: %v", err)
 	}
 }
@@ -228,7 +229,7 @@ func TestGNS3CopilotModes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fetched = nil
-			p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: tc.project, UserID: "u1", Mode: tc.mode})
+			p, err := a.Prepared(context.Background(), agent.TurnInfo{ProjectID: tc.project, UserID: "u1", Mode: tc.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,5 +295,41 @@ func TestToolAllowedTable(t *testing.T) {
 		if ToolAllowed("", tc.tool) || ToolAllowed("root", tc.tool) {
 			t.Errorf("%s allowed in no mode", tc.tool)
 		}
+	}
+}
+
+// TestGNS3CopilotReadsTheTopologyAtBegin: the project's topology is read
+// as the turn starts (Begin), with Begin's context (the caller's token),
+// before the mode is known; the Preparer waits for it. A gateway turn
+// reads none.
+func TestGNS3CopilotReadsTheTopologyAtBegin(t *testing.T) {
+	type key struct{}
+	reading := make(chan string, 2)
+	topology := func(ctx context.Context, projectID string) string {
+		reading <- fmt.Sprint(projectID, " ", ctx.Value(key{}))
+		return "## GNS3 project topology\n{}"
+	}
+	a, _ := DefaultRegistry(Deps{GNS3Topology: topology, GNS3Tools: &fakeLab{}}).Get(GNS3Copilot)
+	ctx := context.WithValue(context.Background(), key{}, "alice's token")
+	prep := a.Begin(ctx, agent.TurnInfo{ProjectID: "p1", UserID: "u1"})
+	select {
+	case got := <-reading:
+		if got != "p1 alice's token" {
+			t.Fatalf("read %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Begin did not start reading the topology")
+	}
+	p, err := prep(context.Background(), ModeLabAutomationAssistant)
+	if err != nil || !strings.HasSuffix(p.Prompt, "## GNS3 project topology\n{}") || !strings.HasPrefix(p.Prompt, "Mode: lab_automation_assistant") {
+		t.Fatalf("prompt %q, %v", p.Prompt, err)
+	}
+
+	gw := a.Begin(ctx, agent.TurnInfo{UserID: "u1"})
+	if _, err := gw(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(reading) != 0 {
+		t.Fatalf("a gateway turn read a topology: %q", <-reading)
 	}
 }

@@ -118,8 +118,9 @@ func refusal(mode, tool string) string {
 // the mode the runtime resolved (ParseMode; the default when empty): the
 // system prompt of that mode, the project topology from topology (none
 // when nil), and the tools of tools allowed in that mode; any other tool
-// the model calls is refused. After a step that changed the lab, the
-// topology is fetched again for the next LLM call. On the stateless
+// the model calls is refused. The topology is read as the turn starts
+// (Begin), beside the opening of its session; after a step that changed
+// the lab, it is fetched again for the next LLM call. On the stateless
 // gateway (no project) the tools take a project_id. Without tools the
 // model is told it cannot act on the lab.
 func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string, tools LabTools) *agent.Agent {
@@ -128,44 +129,61 @@ func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string,
 		Description:  catalog.GNS3CopilotDescription,
 		SystemPrompt: gns3Prompt,
 		Modes:        AllModes(),
-		Prepare: func(ctx context.Context, t agent.TurnInfo) (agent.Preparation, error) {
-			mode, err := parseTurnMode(t.Mode)
-			if err != nil {
-				return agent.Preparation{}, err
-			}
-			base := modePrompt(mode)
-			p := agent.Preparation{Refuse: func(name string) string { return refusal(mode, name) }}
-			if tools == nil {
-				base += "\n\n" + gns3NoTools
-			} else {
-				// One of the two sets: each is built afresh for the turn.
-				var all []agent.Tool
-				if t.ProjectID != "" {
-					all = tools.Project(t.ProjectID)
-				} else {
-					all = tools.Gateway()
-				}
-				offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
-				if mode == ModeTroubleshootingInjection {
-					hideConditionsIcon(offered)
-				}
-				p.Skills = []agent.Skill{{Name: "gns3-" + mode, Tools: offered}}
-			}
+		Begin: func(ctx context.Context, t agent.TurnInfo) agent.Preparer {
+			projectID := t.ProjectID
+			// The topology section: none on the gateway with tools (the
+			// model reads the projects it is asked about), read now for a
+			// project, else the plain words of topology itself.
+			var section func(context.Context) (string, error)
 			switch {
-			case t.ProjectID == "" && tools != nil:
-				p.Prompt = base + "\n\n" + gatewayPrompt
-			case topology == nil:
-				p.Prompt = base
+			case topology == nil || (projectID == "" && tools != nil):
+			case projectID == "":
+				section = func(ctx context.Context) (string, error) { return topology(ctx, projectID), nil }
 			default:
-				projectID := t.ProjectID
-				p.Prompt = base + "\n\n" + topology(ctx, projectID)
-				if projectID != "" {
-					p.Refresh = func(ctx context.Context) (string, error) {
-						return base + "\n\n" + topology(ctx, projectID), nil
+				section = agent.Prefetch(ctx, func(ctx context.Context) string { return topology(ctx, projectID) })
+			}
+			return func(ctx context.Context, turnMode string) (agent.Preparation, error) {
+				mode, err := parseTurnMode(turnMode)
+				if err != nil {
+					return agent.Preparation{}, err
+				}
+				base := modePrompt(mode)
+				p := agent.Preparation{Refuse: func(name string) string { return refusal(mode, name) }}
+				if tools == nil {
+					base += "\n\n" + gns3NoTools
+				} else {
+					// One of the two sets: each is built afresh for the turn.
+					var all []agent.Tool
+					if projectID != "" {
+						all = tools.Project(projectID)
+					} else {
+						all = tools.Gateway()
+					}
+					offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
+					if mode == ModeTroubleshootingInjection {
+						hideConditionsIcon(offered)
+					}
+					p.Skills = []agent.Skill{{Name: "gns3-" + mode, Tools: offered}}
+				}
+				switch {
+				case projectID == "" && tools != nil:
+					p.Prompt = base + "\n\n" + gatewayPrompt
+				case section == nil:
+					p.Prompt = base
+				default:
+					topo, err := section(ctx)
+					if err != nil {
+						return agent.Preparation{}, fmt.Errorf("project topology: %w", err)
+					}
+					p.Prompt = base + "\n\n" + topo
+					if projectID != "" {
+						p.Refresh = func(ctx context.Context) (string, error) {
+							return base + "\n\n" + topology(ctx, projectID), nil
+						}
 					}
 				}
+				return p, nil
 			}
-			return p, nil
 		},
 	}
 }

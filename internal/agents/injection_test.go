@@ -25,7 +25,7 @@ func TestInjectionMode(t *testing.T) {
 	if !a.HasMode(ModeTroubleshootingInjection) || a.DefaultMode() != ModeTeachingAssistant {
 		t.Fatalf("modes %v", a.Modes)
 	}
-	p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: ModeTroubleshootingInjection})
+	p, err := a.Prepared(context.Background(), agent.TurnInfo{ProjectID: "p1", UserID: "u1", Mode: ModeTroubleshootingInjection})
 	if err != nil {
 		t.Fatal(err)
 	}

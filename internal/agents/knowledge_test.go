@@ -26,7 +26,7 @@ func TestKnowledgeToolsByMode(t *testing.T) {
 		{ModeLabAutomationAssistant, []string{knowledge.ToolDeviceSkills, knowledge.ToolWaitSeconds}, []string{knowledge.ToolInjectionScenarios}},
 	} {
 		for _, project := range []string{"p1", ""} {
-			p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: project, UserID: "u1", Mode: tc.mode})
+			p, err := a.Prepared(context.Background(), agent.TurnInfo{ProjectID: project, UserID: "u1", Mode: tc.mode})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,7 +36,7 @@ func TestTeachingModeSendsNoChangeToDevices(t *testing.T) {
 	}
 	consoles := consoletools.New(consoletools.Options{Client: c, ConsoleHost: "127.0.0.1", CommandTimeout: 3 * time.Second})
 	a, _ := DefaultRegistry(Deps{GNS3Tools: consoles}).Get(GNS3Copilot)
-	p, err := a.Prepare(context.Background(), agent.TurnInfo{ProjectID: pid, UserID: "user-1", Mode: ModeTeachingAssistant})
+	p, err := a.Prepared(context.Background(), agent.TurnInfo{ProjectID: pid, UserID: "user-1", Mode: ModeTeachingAssistant})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,8 @@ func New(o Options) *Provider {
 // Prompt returns the topology section of projectID's system prompt: a
 // heading and the topology as compact JSON, fetched with the token of the
 // caller in ctx (auth.FromContext). When the topology cannot be fetched the
-// section says why, in plain words, and the failure is logged.
+// section says why, in plain words, and the failure is logged: a warning,
+// or at debug level when ctx ended first (the caller gave up).
 func (p *Provider) Prompt(ctx context.Context, projectID string) string {
 	if p.client == nil {
 		return unavailable("GNS3 is not configured on this server")
@@ -85,7 +86,13 @@ func (p *Provider) Prompt(ctx context.Context, projectID string) string {
 	}
 	topo, err := p.Fetch(ctx, projectID)
 	if err != nil {
-		p.log.WarnContext(ctx, "gns3 topology unavailable", "project_id", projectID, "err", err)
+		level := slog.LevelWarn
+		if ctx.Err() != nil {
+			// The caller gave up (its turn was refused or stopped): no
+			// fault of the controller's to warn about.
+			level = slog.LevelDebug
+		}
+		p.log.Log(ctx, level, "gns3 topology unavailable", "project_id", projectID, "err", err)
 		return unavailable(reason(ctx, err))
 	}
 	return Section(topo)

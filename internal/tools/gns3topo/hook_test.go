@@ -4,6 +4,7 @@ import (
 	"agentchat/internal/syncbuf"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -362,5 +363,43 @@ func TestFetchIsConcurrent(t *testing.T) {
 	}
 	if fake.Requests() != 2 {
 		t.Fatalf("%d GNS3 requests", fake.Requests())
+	}
+}
+
+// TestRefusedTurnGivesUpItsRead: the copilot reads the topology as a turn
+// starts, beside its opening; a turn refused there (the session's lease
+// held by another turn) gives the read up at once, and that is no
+// controller failure to warn about. The turn that holds the lease still
+// gets its topology.
+func TestRefusedTurnGivesUpItsRead(t *testing.T) {
+	fake := gns3test.NewServer(t, gns3test.AcceptTokens(userToken))
+	pid := fake.AddProject("lab", gns3.StatusOpened)
+	fake.SeedTopology(pid)
+	e := newEnv(t, fake.URL, 0)
+	ctx := userCtx(userToken)
+	key := store.Key{ProjectID: pid, UserID: "user-1", ThreadID: uuid.NewString()}
+	e.turn(ctx, key) // the session exists
+
+	fake.SetHang(true)
+	holder, err := e.rt.StartTurn(ctx, agent.TurnRequest{Key: key, AgentID: agents.GNS3Copilot, Message: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.rt.StartTurn(ctx, agent.TurnRequest{Key: key, AgentID: agents.GNS3Copilot, Message: "second"})
+	var held *store.LeaseHeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("second turn: %v", err)
+	}
+	fake.SetHang(false)
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.turn(ctx, key)
+	prompts := e.prompts()
+	if len(prompts) != 2 || len(topologyOf(t, prompts[1]).Nodes) != 4 {
+		t.Fatalf("prompts %q", prompts)
+	}
+	if logs := e.logs.String(); strings.Contains(logs, "WARN") {
+		t.Fatalf("a given-up read was logged as a warning: %s", logs)
 	}
 }

@@ -46,7 +46,7 @@ func TestRegistryGNS3Topology(t *testing.T) {
 			if !ok {
 				t.Fatal("no gns3-copilot")
 			}
-			p, err := a.Prepare(ctx, agent.TurnInfo{ProjectID: pid, UserID: "u1"})
+			p, err := a.Prepared(ctx, agent.TurnInfo{ProjectID: pid, UserID: "u1"})
 			extra := p.Prompt
 			if err != nil || !strings.Contains(extra, tt.want) || strings.Contains(extra, token) {
 				t.Fatalf("extra = %q, err %v", extra, err)
