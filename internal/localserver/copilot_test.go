@@ -288,6 +288,10 @@ func TestCopilotBuildsAndStartsALab(t *testing.T) {
 		!strings.Contains(prompts[3], `"status":"started"`) {
 		t.Fatalf("system prompts of the 4 steps do not follow the lab: %d", len(prompts))
 	}
+	// The first was read as the turn started, with the user's token.
+	if !strings.Contains(prompts[0], `{"project_id":"`+l.project+`","nodes":[]`) || strings.Contains(prompts[0], "unavailable") {
+		t.Fatalf("the first step's topology was not read: %q", prompts[0])
+	}
 
 	// Statistics count each tool by name; the history holds the calls and
 	// the tool messages with name and tool_call_id.
