@@ -108,9 +108,27 @@ func WithCallTimeout(d time.Duration) Option {
 	return func(c *Client) { c.callTimeout = d }
 }
 
+// MaxIdleConns is how many idle connections to the controller a transport
+// of NewTransport keeps open: as many as the requests sent to it at once
+// (a copilot turn reads a project's nodes and links at once, tools call
+// in parallel, many users' turns run side by side), so that they are
+// reused rather than dialled (over https, handshaken) again. Go's default
+// transport keeps two per host.
+const MaxIdleConns = 64
+
+// NewTransport returns a transport for a controller's client: Go's default
+// transport's settings (proxy from the environment, dial and TLS timeouts,
+// HTTP/2 over TLS) with up to MaxIdleConns idle connections kept.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = MaxIdleConns
+	t.MaxIdleConnsPerHost = MaxIdleConns
+	return t
+}
+
 // New returns a client of the controller at baseURL (http or https, for
 // example "http://127.0.0.1:3080"). httpClient nil means a client with
-// DefaultTimeout. Whatever httpClient's CheckRedirect, the client follows
+// DefaultTimeout over a NewTransport. Whatever httpClient's CheckRedirect, the client follows
 // a redirect only within the controller's origin (same scheme, host and
 // port; see ErrRedirect).
 func New(baseURL string, httpClient *http.Client, opts ...Option) (*Client, error) {
@@ -119,7 +137,7 @@ func New(baseURL string, httpClient *http.Client, opts ...Option) (*Client, erro
 		return nil, errors.New("gns3: base URL must be an http:// or https:// URL with a host and no query")
 	}
 	if httpClient == nil {
-		httpClient = &http.Client{Timeout: DefaultTimeout}
+		httpClient = &http.Client{Timeout: DefaultTimeout, Transport: NewTransport()}
 	}
 	// A copy shares the transport (its pool) and gets the redirect policy.
 	hc := *httpClient

@@ -98,7 +98,7 @@ func NewBase(ctx context.Context, cfg *config.Config, log *slog.Logger, open Sto
 	}
 	if cfg.GNS3Configured() {
 		// With tracing on, a client span per GNS3 request.
-		c, err := gns3.New(cfg.GNS3URL, &http.Client{Timeout: 15 * time.Second, Transport: telemetry.Transport(nil, b.Telemetry, "gns3")})
+		c, err := gns3.New(cfg.GNS3URL, &http.Client{Timeout: 15 * time.Second, Transport: telemetry.Transport(gns3.NewTransport(), b.Telemetry, "gns3")})
 		if err != nil {
 			_ = st.Close()
 			return nil, fmt.Errorf("gns3 client: %w", err)

@@ -14,6 +14,7 @@ package gns3test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -101,6 +102,7 @@ type Server struct {
 	lastAuth     string
 	hang         bool
 	latency      time.Duration // before each answer, see SetLatency
+	conns        int           // connections accepted
 	done         chan struct{} // closed when the test ends: releases hung requests
 	now          func() time.Time
 	delays       map[string]time.Duration // per node id
@@ -175,7 +177,15 @@ func Start(authorize Authorizer) (*Server, func()) {
 	mux.HandleFunc("GET /v3/access/users/{user_id}/groups", s.getUserGroups)
 	s.registerAccessRoutes(mux)
 	mux.HandleFunc("/", notFoundRoute)
-	s.Server = httptest.NewServer(s.guard(mux))
+	s.Server = httptest.NewUnstartedServer(s.guard(mux))
+	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}
+	s.Server.Start()
 	var once sync.Once
 	return s, func() {
 		once.Do(func() {
@@ -581,6 +591,15 @@ func (s *Server) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.total
+}
+
+// Conns returns how many connections the server has accepted: a client
+// that keeps its connections open dials once per request it sends at the
+// same time.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
 }
 
 // LastAuthorization returns the Authorization header of the last request.
