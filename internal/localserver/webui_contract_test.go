@@ -203,7 +203,10 @@ func TestWebUIContract(t *testing.T) {
 		}
 		return tok
 	}
-	fake.SetAuthorizer(gns3test.AcceptTokens(issue("alice"), issue("carol"), issue("dave")))
+	// Each token is issued once: one issued in another second differs, and
+	// the fake would refuse it.
+	aliceTok, carolTok, daveTok := issue("alice"), issue("carol"), issue("dave")
+	fake.SetAuthorizer(gns3test.AcceptTokens(aliceTok, carolTok, daveTok))
 	url, _, _, _ := start(t, map[string]string{
 		"ADDR": "127.0.0.1:0", "DATA_DIR": t.TempDir(), "JWT_SECRET": webUISecret, "ENCRYPTION_KEY": newKeyB64(t),
 		"GNS3_URL": fake.URL, "HEARTBEAT_SECONDS": "1",
@@ -212,7 +215,7 @@ func TestWebUIContract(t *testing.T) {
 		"LLM_ALLOW_PRIVATE_HOSTS": "127.0.0.1/32",
 		"MAX_TURNS_PER_USER":      "2",
 	})
-	ui := &webUI{t: t, url: url, gns3: fake.URL, token: issue("alice")}
+	ui := &webUI{t: t, url: url, gns3: fake.URL, token: aliceTok}
 
 	// The UI learns its user from GNS3.
 	req, _ := http.NewRequest(http.MethodGet, fake.URL+"/v3/access/users/me", nil)
@@ -381,7 +384,7 @@ func TestWebUIContract(t *testing.T) {
 	readableError(t, "closed project", msg)
 	t.Logf("closed project: %q", msg)
 
-	carol := &webUI{t: t, url: url, gns3: fake.URL, token: issue("carol")}
+	carol := &webUI{t: t, url: url, gns3: fake.URL, token: carolTok}
 	fake.AddUser(gns3test.User{Username: "carol"})
 	st, msg, _ = carol.stream(project, map[string]any{"message": "hi", "session_id": uuid.NewString()})
 	if st != http.StatusBadRequest || !strings.Contains(msg, "LLM configuration not found") {
@@ -436,7 +439,7 @@ func TestWebUIContract(t *testing.T) {
 
 	// The group tab, with GNS3 tokens alone. Its six calls: list, create,
 	// update, set default, unset default, delete.
-	dave := &webUI{t: t, url: url, gns3: fake.URL, token: issue("dave")}
+	dave := &webUI{t: t, url: url, gns3: fake.URL, token: daveTok}
 	group := "/v3/access/groups/" + staff + "/llm-model-configs"
 	var glist struct {
 		Configs []map[string]any `json:"configs"`
