@@ -3,6 +3,8 @@ package chat_test
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +46,19 @@ func BenchmarkCopilotTTFT(b *testing.B) {
 
 // benchCopilotTTFT runs one case of BenchmarkCopilotTTFT.
 func benchCopilotTTFT(b *testing.B, storeName string, latency time.Duration, name string) {
+	s, g := newCopilotBenchStack(b, storeName, latency)
+	measureAddedTTFT(b, s, name)
+	nodes := "GET /v3/projects/" + project + "/nodes"
+	if g.Hits(nodes) < b.N {
+		b.Fatalf("the topology was read %d times in %d turns", g.Hits(nodes), b.N)
+	}
+}
+
+// newCopilotBenchStack starts the fake controller (the seeded lab in
+// project, answering after latency) and the local server in JWT mode on
+// it over storeName ("sqlite" or "dynamodb", on dynalite), whose scripted
+// LLM streams ttftReply.
+func newCopilotBenchStack(b *testing.B, storeName string, latency time.Duration) (*benchStack, *gns3test.Server) {
 	v, err := auth.NewJWTVerifier([]byte(copilotBenchSecret), time.Now)
 	if err != nil {
 		b.Fatal(err)
@@ -61,10 +76,58 @@ func benchCopilotTTFT(b *testing.B, storeName string, latency time.Duration, nam
 		maps.Copy(env, map[string]string{"STORE": "dynamodb", "TABLE_NAME": "bench-" + uuid.NewString(),
 			"DYNAMODB_ENDPOINT": dynalitetest.Start(b), "AWS_REGION": "us-east-1"})
 	}
-	s := newBenchStackWith(b, llmtest.Reply{Text: ttftReply}, env, token)
-	measureAddedTTFT(b, s, name)
-	nodes := "GET /v3/projects/" + project + "/nodes"
-	if g.Hits(nodes) < b.N {
-		b.Fatalf("the topology was read %d times in %d turns", g.Hits(nodes), b.N)
+	return newBenchStackWith(b, llmtest.Reply{Text: ttftReply}, env, token), g
+}
+
+// BenchmarkCopilotToolStep measures a copilot turn with one step that
+// changes the lab, as the GNS3 web UI sees it: the model starts a node
+// (start_gns3_node), then answers. Between its two LLM calls the turn runs
+// the tool (a GNS3 request), stores the step's messages, and reads the
+// topology again for the second call. answer-µs is the median time from
+// the request sent to the answer's first content event read, in the
+// client process (answer-p90-µs its 90th percentile); continuing
+// sessions of a few turns each. Store and controller latency as in
+// BenchmarkCopilotTTFT.
+func BenchmarkCopilotToolStep(b *testing.B) {
+	for _, storeName := range []string{"sqlite", "dynamodb"} {
+		for _, latency := range []time.Duration{0, 2 * time.Millisecond} {
+			b.Run(fmt.Sprintf("store=%s/gns3-latency=%s", storeName, latency), func(b *testing.B) {
+				s, g := newCopilotBenchStack(b, storeName, latency)
+				s.llm.SetHandler(func(req llmtest.Request) llmtest.Reply {
+					switch {
+					case !req.Stream:
+						return llmtest.Reply{Text: benchTitle}
+					case req.Messages[len(req.Messages)-1].Role == "tool":
+						return llmtest.Reply{Text: ttftReply}
+					}
+					return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_start", Name: "start_gns3_node", Arguments: `{"nodes":["PC2"]}`}}}
+				})
+				pc2 := ""
+				for _, n := range g.Nodes(project) {
+					if n["name"] == "PC2" {
+						pc2 = n["node_id"].(string)
+					}
+				}
+				c := startClient(b)
+				words := len(strings.Fields(ttftReply))
+				cycle := &sessionCycle{s: s, turns: 4}
+				c.stream(b, s.chatCmd(cycle.next(b), "Start PC2."), words) // warm-up
+				startPC2 := "POST /v3/projects/" + project + "/nodes/" + pc2 + "/start"
+				before := g.Hits(startPC2)
+				var answers []time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					sid := cycle.next(b)
+					g.SetNodeStatus(project, pc2, "stopped") // each turn starts it
+					b.StartTimer()
+					answers = append(answers, c.stream(b, s.chatCmd(sid, "Start PC2."), words)[0])
+				}
+				b.ReportMetric(micros(quantile(slices.Clone(answers), 0.5)), "answer-µs")
+				b.ReportMetric(micros(quantile(answers, 0.9)), "answer-p90-µs")
+				if starts := g.Hits(startPC2) - before; starts < b.N {
+					b.Fatalf("PC2 was started %d times in %d turns", starts, b.N)
+				}
+			})
+		}
 	}
 }
