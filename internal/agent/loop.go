@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -188,25 +189,45 @@ func newLoop(rt *Runtime, client llm.Client, su setup, em *emitter, rec recorder
 	return l
 }
 
-// refreshSystem gives the next LLM call the system prompt as it is now,
-// after a step whose tools changed something; one refresh per such step,
-// none when nothing changed. A failed refresh keeps the previous prompt.
-func (l *loop) refreshSystem(ctx context.Context, results []toolResult) {
+// refreshBeside starts the refresh of the system prompt due after a step
+// whose tools changed something (one per such step, none when nothing
+// changed), so that it runs beside the storing of the step's tool
+// messages; the func it returns waits for it and gives the next LLM call
+// the prompt as it is now. A failed refresh (a panic included) keeps the
+// previous prompt.
+func (l *loop) refreshBeside(ctx context.Context, results []toolResult) (apply func()) {
 	if !l.prep.refreshes() || !slices.ContainsFunc(results, func(r toolResult) bool { return r.changed }) {
-		return
+		return func() {}
 	}
-	msgs := l.req.Messages
-	if len(msgs) == 0 || msgs[0].Role != openai.ChatMessageRoleSystem || msgs[0].Content != l.system {
-		return
-	}
-	system, err := l.prep.refresh(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			l.rt.log.WarnContext(ctx, "refresh the system prompt", "err", err)
+	var (
+		system string
+		err    error
+		done   = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		defer func() {
+			if v := recover(); v != nil {
+				l.rt.log.ErrorContext(ctx, "refresh of the system prompt panicked", "panic", v, "stack", string(debug.Stack()))
+				err = fmt.Errorf("refresh panicked: %v", v)
+			}
+		}()
+		system, err = l.prep.refresh(ctx)
+	}()
+	return func() {
+		<-done
+		msgs := l.req.Messages
+		if len(msgs) == 0 || msgs[0].Role != openai.ChatMessageRoleSystem || msgs[0].Content != l.system {
+			return
 		}
-		return
+		if err != nil {
+			if ctx.Err() == nil {
+				l.rt.log.WarnContext(ctx, "refresh the system prompt", "err", err)
+			}
+			return
+		}
+		msgs[0].Content, l.system = system, system
 	}
-	msgs[0].Content, l.system = system, system
 }
 
 // countCall adds one LLM call and its usage to the totals.
@@ -315,6 +336,12 @@ func (l *loop) steps(ctx context.Context) (outcome, *llm.Result, error) {
 			return outFailed, res, err
 		}
 		results, wait := l.runStep(ctx, res.ToolCalls)
+		// The lab is read again (when the step changed it) while the
+		// step's tool messages are stored; a paused step needs no read.
+		refreshed := func() {}
+		if len(wait) == 0 {
+			refreshed = l.refreshBeside(ctx, results)
+		}
 		if err := l.rec.tools(results); err != nil {
 			return outFailed, res, err
 		}
@@ -335,7 +362,7 @@ func (l *loop) steps(ctx context.Context) (outcome, *llm.Result, error) {
 				Role: openai.ChatMessageRoleTool, Content: r.output, ToolCallID: r.call.ID,
 			})
 		}
-		l.refreshSystem(ctx, results)
+		refreshed()
 	}
 	return outMaxSteps, nil, nil
 }
