@@ -193,29 +193,33 @@ func newLoop(rt *Runtime, client llm.Client, su setup, em *emitter, rec recorder
 // whose tools changed something (one per such step, none when nothing
 // changed), so that it runs beside the storing of the step's tool
 // messages; the func it returns waits for it and gives the next LLM call
-// the prompt as it is now. A failed refresh (a panic included) keeps the
-// previous prompt.
+// the prompt as it is now. A failed refresh keeps the previous prompt; a
+// refresh that panics panics again in the waiting goroutine (the turn's),
+// as it did when it ran there, its own stack logged first.
 func (l *loop) refreshBeside(ctx context.Context, results []toolResult) (apply func()) {
 	if !l.prep.refreshes() || !slices.ContainsFunc(results, func(r toolResult) bool { return r.changed }) {
 		return func() {}
 	}
 	var (
-		system string
-		err    error
-		done   = make(chan struct{})
+		system   string
+		err      error
+		panicked any
+		done     = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
 		defer func() {
-			if v := recover(); v != nil {
-				l.rt.log.ErrorContext(ctx, "refresh of the system prompt panicked", "panic", v, "stack", string(debug.Stack()))
-				err = fmt.Errorf("refresh panicked: %v", v)
+			if panicked = recover(); panicked != nil {
+				l.rt.log.ErrorContext(ctx, "refresh of the system prompt panicked", "panic", panicked, "stack", string(debug.Stack()))
 			}
 		}()
 		system, err = l.prep.refresh(ctx)
 	}()
 	return func() {
 		<-done
+		if panicked != nil {
+			panic(panicked)
+		}
 		msgs := l.req.Messages
 		if len(msgs) == 0 || msgs[0].Role != openai.ChatMessageRoleSystem || msgs[0].Content != l.system {
 			return
