@@ -22,6 +22,10 @@ var _ recorder = (*turnRun)(nil)
 // errUserNotSent ends a turn whose user message could not be stored.
 var errUserNotSent = errors.New("user message not saved")
 
+// errStepNotSaved ends a turn whose tool messages of a step could not be
+// stored.
+var errStepNotSaved = errors.New("tool messages not saved")
+
 // appendUser starts the append of the user message (with the history's
 // repairs, msgs) beside the first LLM call: once the turn emits its first
 // event or makes its first store write (kickUser), or after
@@ -61,6 +65,22 @@ func (tr *turnRun) waitUser() error {
 	return tr.userErr
 }
 
+// waitSaved waits for the appends that run beside an LLM call: the user
+// message's, then the last step's tool messages'; it returns the first
+// failure.
+func (tr *turnRun) waitSaved() error {
+	if err := tr.waitUser(); err != nil {
+		return err
+	}
+	if tr.stepSaved != nil {
+		if err := <-tr.stepSaved; err != nil && tr.stepErr == nil {
+			tr.stepErr = err
+		}
+		tr.stepSaved = nil
+	}
+	return tr.stepErr
+}
+
 // saveFailedText is the error a turn reports when a step of the
 // conversation could not be stored.
 const saveFailedText = "Could not save the conversation."
@@ -95,8 +115,8 @@ func (tr *turnRun) persist(msgs []store.Message) error {
 }
 
 // count adds msgs, stored, to the turn's statistics. Only the turn's
-// goroutine and the user-message goroutine (which finishes before any
-// other append) call it.
+// goroutine and the goroutines of the appends beside an LLM call (each
+// finishes before any other append starts, see waitSaved) call it.
 func (tr *turnRun) count(msgs []store.Message) {
 	tr.stats.Messages += int64(len(msgs))
 	if at := msgs[len(msgs)-1].CreatedAt; at.After(tr.stats.LastMessageAt) {
@@ -125,7 +145,7 @@ func (tr *turnRun) persistUser(msgs []store.Message) error {
 // (unless a title is made first, an LLM call that the answer is not kept
 // waiting for), the others are appended at once.
 func (tr *turnRun) assistant(id string, res *llm.Result, interrupted bool) error {
-	if err := tr.waitUser(); err != nil {
+	if err := tr.waitSaved(); err != nil {
 		return err
 	}
 	m := store.Message{ID: id, Role: store.RoleAssistant, Content: res.Content, CreatedAt: tr.t.r.o.Now().UTC()}
@@ -154,15 +174,27 @@ func (tr *turnRun) assistant(id string, res *llm.Result, interrupted bool) error
 	return tr.persist([]store.Message{m})
 }
 
-// tools implements recorder: the step's tool messages are appended, and
-// its lab changes audited.
+// tools implements recorder: the step's tool messages are appended beside
+// the next LLM call (after the appends before them), so that storing them
+// does not delay it; a failure ends the turn (errStepNotSaved), and the
+// next append, pause or end of the turn waits for them (waitSaved). The
+// step's lab changes are audited at once.
 func (tr *turnRun) tools(results []toolResult) error {
-	if err := tr.waitUser(); err != nil {
+	if err := tr.waitSaved(); err != nil {
 		return err
 	}
-	err := tr.persist(tr.toolMessages(results))
+	msgs := tr.toolMessages(results)
+	saved := make(chan error, 1)
+	tr.stepSaved = saved
+	go func() {
+		err := tr.persist(msgs)
+		if err != nil {
+			tr.cancel(errStepNotSaved)
+		}
+		saved <- err
+	}()
 	tr.audit(results)
-	return err
+	return nil
 }
 
 // toolMessages are the tool messages of results.
@@ -189,7 +221,7 @@ func (tr *turnRun) toolMessages(results []toolResult) []store.Message {
 // no statistics.
 func (tr *turnRun) finish(errMsg string) string {
 	t, log := tr.t, tr.t.r.log
-	tr.waitUser()
+	tr.waitSaved()
 	u := tr.used
 	tr.stats.LLMCalls = u.llmCalls
 	tr.stats.InputTokens = int64(u.usage.PromptTokens)

@@ -50,6 +50,11 @@ type turnRun struct {
 	kickOnce  sync.Once
 	userErr   error
 	userDone  bool
+	// stepSaved receives the result of the append of the last step's tool
+	// messages, which runs beside the next LLM call (nil: none pending);
+	// stepErr is the first such append's failure.
+	stepSaved chan error
+	stepErr   error
 
 	stats store.TurnStats
 
@@ -260,6 +265,7 @@ func (tr *turnRun) run() string {
 	tr.used = l.run(ctx)
 	out, res, err := tr.used.out, tr.used.last, tr.used.err
 	uerr := tr.waitUser()
+	serr := tr.waitSaved()
 	if tr.gone() {
 		return ""
 	}
@@ -268,6 +274,10 @@ func (tr *turnRun) run() string {
 			return notCreatedText
 		}
 		return "Could not save your message."
+	}
+	if serr != nil {
+		log.ErrorContext(ctx, "save tool messages", "session", t.req.Key.ThreadID, "err", serr)
+		return saveFailedText
 	}
 	switch out {
 	case outFinal:
@@ -333,6 +343,8 @@ func (tr *turnRun) stopText() string {
 		return "The turn was stopped because another turn took over this session."
 	case errors.Is(cause, errUserNotSent):
 		return "Could not save your message."
+	case errors.Is(cause, errStepNotSaved):
+		return saveFailedText
 	case errors.Is(cause, errNotCreated):
 		return notCreatedText
 	case errors.Is(cause, errTurnTimeout), errors.Is(cause, context.DeadlineExceeded):

@@ -64,6 +64,9 @@ func (tr *turnRun) beforeChange(ctx context.Context) {
 // stored on the session (store.MetadataPendingApprovals) and announced,
 // one EventApprovalRequired each.
 func (tr *turnRun) pause(calls []openai.ToolCall) error {
+	if err := tr.waitSaved(); err != nil {
+		return err
+	}
 	t := tr.t
 	pending := pendingOf(calls, t.owner, t.r.o.Now().UTC())
 	ctx, cancel := tr.persistCtx()
