@@ -13,9 +13,10 @@ import (
 )
 
 // A turn's persistence: turnRun is the loop's recorder (each step's
-// messages appended as it completes), the user message is appended beside
-// the first LLM call, and finish ends the turn with store.FinishTurn (the
-// final answer, the statistics and the release of the lease).
+// messages appended as it completes: its tool messages beside the next
+// LLM call), the user message is appended beside the first LLM call, and
+// finish ends the turn with store.FinishTurn (the final answer, the
+// statistics and the release of the lease).
 
 var _ recorder = (*turnRun)(nil)
 
