@@ -79,55 +79,68 @@ func newCopilotBenchStack(b *testing.B, storeName string, latency time.Duration)
 	return newBenchStackWith(b, llmtest.Reply{Text: ttftReply}, env, token), g
 }
 
-// BenchmarkCopilotToolStep measures a copilot turn with one step that
-// changes the lab, as the GNS3 web UI sees it: the model starts a node
-// (start_gns3_node), then answers. Between its two LLM calls the turn runs
-// the tool (a GNS3 request), stores the step's messages, and reads the
-// topology again for the second call. answer-µs is the median time from
-// the request sent to the answer's first content event read, in the
-// client process (answer-p90-µs its 90th percentile); continuing
+// BenchmarkCopilotToolStep measures a copilot turn with one tool step, as
+// the GNS3 web UI sees it: the model calls a tool, then answers. With
+// step=changes the tool starts a node (start_gns3_node, a change: the step
+// is stored before the tool runs, and the topology is read again for the
+// second LLM call); with step=reads it reads the topology
+// (gns3_topology_reader). Between its two LLM calls the turn runs the tool
+// (GNS3 requests) and stores the step's messages. answer-µs is the median
+// time from the request sent to the answer's first content event read, in
+// the client process (answer-p90-µs its 90th percentile); continuing
 // sessions of a few turns each. Store and controller latency as in
 // BenchmarkCopilotTTFT.
 func BenchmarkCopilotToolStep(b *testing.B) {
-	for _, storeName := range []string{"sqlite", "dynamodb"} {
-		for _, latency := range []time.Duration{0, 2 * time.Millisecond} {
-			b.Run(fmt.Sprintf("store=%s/gns3-latency=%s", storeName, latency), func(b *testing.B) {
-				s, g := newCopilotBenchStack(b, storeName, latency)
-				s.llm.SetHandler(func(req llmtest.Request) llmtest.Reply {
-					switch {
-					case !req.Stream:
-						return llmtest.Reply{Text: benchTitle}
-					case req.Messages[len(req.Messages)-1].Role == "tool":
-						return llmtest.Reply{Text: ttftReply}
-					}
-					return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_start", Name: "start_gns3_node", Arguments: `{"nodes":["PC2"]}`}}}
+	for _, step := range []string{"changes", "reads"} {
+		for _, storeName := range []string{"sqlite", "dynamodb"} {
+			for _, latency := range []time.Duration{0, 2 * time.Millisecond} {
+				b.Run(fmt.Sprintf("step=%s/store=%s/gns3-latency=%s", step, storeName, latency), func(b *testing.B) {
+					benchCopilotToolStep(b, step == "changes", storeName, latency)
 				})
-				pc2 := ""
-				for _, n := range g.Nodes(project) {
-					if n["name"] == "PC2" {
-						pc2 = n["node_id"].(string)
-					}
-				}
-				c := startClient(b)
-				words := len(strings.Fields(ttftReply))
-				cycle := &sessionCycle{s: s, turns: 4}
-				c.stream(b, s.chatCmd(cycle.next(b), "Start PC2."), words) // warm-up
-				startPC2 := "POST /v3/projects/" + project + "/nodes/" + pc2 + "/start"
-				before := g.Hits(startPC2)
-				var answers []time.Duration
-				for b.Loop() {
-					b.StopTimer()
-					sid := cycle.next(b)
-					g.SetNodeStatus(project, pc2, "stopped") // each turn starts it
-					b.StartTimer()
-					answers = append(answers, c.stream(b, s.chatCmd(sid, "Start PC2."), words)[0])
-				}
-				b.ReportMetric(micros(quantile(slices.Clone(answers), 0.5)), "answer-µs")
-				b.ReportMetric(micros(quantile(answers, 0.9)), "answer-p90-µs")
-				if starts := g.Hits(startPC2) - before; starts < b.N {
-					b.Fatalf("PC2 was started %d times in %d turns", starts, b.N)
-				}
-			})
+			}
 		}
+	}
+}
+
+// benchCopilotToolStep runs one case of BenchmarkCopilotToolStep.
+func benchCopilotToolStep(b *testing.B, changes bool, storeName string, latency time.Duration) {
+	s, g := newCopilotBenchStack(b, storeName, latency)
+	call := llmtest.ToolCall{ID: "call_read", Name: "gns3_topology_reader", Arguments: `{}`}
+	if changes {
+		call = llmtest.ToolCall{ID: "call_start", Name: "start_gns3_node", Arguments: `{"nodes":["PC2"]}`}
+	}
+	s.llm.SetHandler(func(req llmtest.Request) llmtest.Reply {
+		switch {
+		case !req.Stream:
+			return llmtest.Reply{Text: benchTitle}
+		case req.Messages[len(req.Messages)-1].Role == "tool":
+			return llmtest.Reply{Text: ttftReply}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{call}}
+	})
+	pc2 := ""
+	for _, n := range g.Nodes(project) {
+		if n["name"] == "PC2" {
+			pc2 = n["node_id"].(string)
+		}
+	}
+	c := startClient(b)
+	words := len(strings.Fields(ttftReply))
+	cycle := &sessionCycle{s: s, turns: 4}
+	c.stream(b, s.chatCmd(cycle.next(b), "Go on."), words) // warm-up
+	startPC2 := "POST /v3/projects/" + project + "/nodes/" + pc2 + "/start"
+	before := g.Hits(startPC2)
+	var answers []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		sid := cycle.next(b)
+		g.SetNodeStatus(project, pc2, "stopped") // each turn of step=changes starts it
+		b.StartTimer()
+		answers = append(answers, c.stream(b, s.chatCmd(sid, "Go on."), words)[0])
+	}
+	b.ReportMetric(micros(quantile(slices.Clone(answers), 0.5)), "answer-µs")
+	b.ReportMetric(micros(quantile(answers, 0.9)), "answer-p90-µs")
+	if starts := g.Hits(startPC2) - before; changes && starts < b.N {
+		b.Fatalf("PC2 was started %d times in %d turns", starts, b.N)
 	}
 }
