@@ -75,6 +75,10 @@ type recorder interface {
 	assistant(id string, res *llm.Result, interrupted bool) error
 	// tools stores the tool messages of one step.
 	tools(results []toolResult) error
+	// readingStep stores the assistant message id of a step whose tool
+	// calls only read (readsOnly); it may do so beside the run of those
+	// tools, since a crash then loses no change.
+	readingStep(id string, res *llm.Result) error
 	// beforeChange is called before tools that change the lab run (a
 	// GNS3 snapshot, once per turn, where it applies).
 	beforeChange(ctx context.Context)
@@ -88,6 +92,7 @@ type noRecorder struct{}
 
 func (noRecorder) assistant(string, *llm.Result, bool) error { return nil }
 func (noRecorder) tools([]toolResult) error                  { return nil }
+func (noRecorder) readingStep(string, *llm.Result) error     { return nil }
 func (noRecorder) beforeChange(context.Context)              {}
 func (noRecorder) pause([]openai.ToolCall) error {
 	return errors.New("no person can be asked for an approval here")
@@ -234,6 +239,17 @@ func (l *loop) refreshBeside(ctx context.Context, results []toolResult) (apply f
 	}
 }
 
+// readsOnly reports whether none of calls can change anything: each names
+// an agent tool without side effects, or none (it is refused, not run).
+func (l *loop) readsOnly(calls []openai.ToolCall) bool {
+	for _, c := range calls {
+		if t, ok := l.tools[c.Function.Name]; ok && t.SideEffects {
+			return false
+		}
+	}
+	return true
+}
+
 // countCall adds one LLM call and its usage to the totals.
 func (l *loop) countCall(u llm.Usage) {
 	l.mu.Lock()
@@ -336,7 +352,14 @@ func (l *loop) steps(ctx context.Context) (outcome, *llm.Result, error) {
 			// run (their results could not reach the client's history).
 			return outClientTools, res, nil
 		}
-		if err := l.rec.assistant(msgID, res, false); err != nil {
+		// A step that changes something is stored before its tools run, so
+		// that a crash leaves the calls to answer as interrupted; one that
+		// only reads runs its tools while it is stored.
+		save := l.rec.assistant
+		if l.readsOnly(res.ToolCalls) {
+			save = func(id string, res *llm.Result, _ bool) error { return l.rec.readingStep(id, res) }
+		}
+		if err := save(msgID, res, false); err != nil {
 			return outFailed, res, err
 		}
 		results, wait := l.runStep(ctx, res.ToolCalls)

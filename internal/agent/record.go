@@ -14,7 +14,7 @@ import (
 
 // A turn's persistence: turnRun is the loop's recorder (each step's
 // messages appended as it completes: its tool messages beside the next
-// LLM call), the user message is appended beside the first LLM call, and
+// LLM call, a reading step's call beside its tools), the user message is appended beside the first LLM call, and
 // finish ends the turn with store.FinishTurn (the final answer, the
 // statistics and the release of the lease).
 
@@ -23,9 +23,9 @@ var _ recorder = (*turnRun)(nil)
 // errUserNotSent ends a turn whose user message could not be stored.
 var errUserNotSent = errors.New("user message not saved")
 
-// errStepNotSaved ends a turn whose tool messages of a step could not be
-// stored.
-var errStepNotSaved = errors.New("tool messages not saved")
+// errStepNotSaved ends a turn whose messages of a step, stored beside
+// what followed them, could not be stored.
+var errStepNotSaved = errors.New("step not saved")
 
 // appendUser starts the append of the user message (with the history's
 // repairs, msgs) beside the first LLM call: once the turn emits its first
@@ -149,6 +149,25 @@ func (tr *turnRun) assistant(id string, res *llm.Result, interrupted bool) error
 	if err := tr.waitSaved(); err != nil {
 		return err
 	}
+	m := tr.assistantMessage(id, res, interrupted)
+	if !interrupted && len(res.ToolCalls) == 0 && !tr.wantsTitle() {
+		tr.final = &m
+		return nil
+	}
+	return tr.persist([]store.Message{m})
+}
+
+// readingStep implements recorder: the assistant message of a step whose
+// calls only read is appended beside the run of its tools (see
+// saveBeside).
+func (tr *turnRun) readingStep(id string, res *llm.Result) error {
+	return tr.saveBeside([]store.Message{tr.assistantMessage(id, res, false)})
+}
+
+// assistantMessage is the stored message of an LLM step: its text, its
+// tool calls (none when interrupted: the stream failed after the text was
+// shown) and what the metadata says of it.
+func (tr *turnRun) assistantMessage(id string, res *llm.Result, interrupted bool) store.Message {
 	m := store.Message{ID: id, Role: store.RoleAssistant, Content: res.Content, CreatedAt: tr.t.r.o.Now().UTC()}
 	meta := map[string]any{}
 	if interrupted {
@@ -168,23 +187,29 @@ func (tr *turnRun) assistant(id string, res *llm.Result, interrupted bool) error
 	if len(meta) > 0 {
 		m.Metadata = meta
 	}
-	if !interrupted && len(res.ToolCalls) == 0 && !tr.wantsTitle() {
-		tr.final = &m
-		return nil
-	}
-	return tr.persist([]store.Message{m})
+	return m
 }
 
 // tools implements recorder: the step's tool messages are appended beside
-// the next LLM call (after the appends before them), so that storing them
-// does not delay it; a failure ends the turn (errStepNotSaved), and the
-// next append, pause or end of the turn waits for them (waitSaved). The
-// step's lab changes are audited at once.
+// the next LLM call (see saveBeside); the step's lab changes are audited
+// at once.
 func (tr *turnRun) tools(results []toolResult) error {
+	if err := tr.saveBeside(tr.toolMessages(results)); err != nil {
+		return err
+	}
+	tr.audit(results)
+	return nil
+}
+
+// saveBeside starts the append of msgs once the appends before it are
+// done, and returns, so that what follows (the next LLM call, a step's
+// reading tools) does not wait for it. A failure ends the turn
+// (errStepNotSaved); the next append, a pause and the end of the turn wait
+// for it (waitSaved), so the stored order is the turn's.
+func (tr *turnRun) saveBeside(msgs []store.Message) error {
 	if err := tr.waitSaved(); err != nil {
 		return err
 	}
-	msgs := tr.toolMessages(results)
 	saved := make(chan error, 1)
 	tr.stepSaved = saved
 	go func() {
@@ -194,7 +219,6 @@ func (tr *turnRun) tools(results []toolResult) error {
 		}
 		saved <- err
 	}()
-	tr.audit(results)
 	return nil
 }
 

@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"agentchat/internal/llm/llmtest"
 	"agentchat/internal/store"
@@ -91,5 +93,72 @@ func TestToolMessagesNotStoredEndTheTurn(t *testing.T) {
 	}
 	if !logged {
 		t.Fatalf("%q was not logged", detail)
+	}
+}
+
+// assistantAppendGate is the SQLite store whose appends of an assistant
+// message with tool calls wait for open to be closed (giving up after a
+// while, so that a wrong order fails the test rather than hanging it).
+type assistantAppendGate struct {
+	*sqlite.Store
+	open <-chan struct{}
+}
+
+func (g assistantAppendGate) AppendMessages(ctx context.Context, k store.Key, msgs []store.Message) ([]store.Message, error) {
+	if len(msgs) > 0 && msgs[0].Role == store.RoleAssistant && len(msgs[0].ToolCalls) > 0 {
+		select {
+		case <-g.open:
+		case <-time.After(5 * time.Second):
+			return nil, errors.New("the step's tool had not started while its call was stored")
+		}
+	}
+	return g.Store.AppendMessages(ctx, k, msgs)
+}
+
+// TestReadingStepRunsBesideItsCall: the tools of a step whose calls only
+// read run while the step's call is stored (here its append waits for the
+// tool to start); a step that changes something is stored before its tool
+// runs (the tool finds its call in the store), so that a crash leaves it
+// to answer as interrupted.
+func TestReadingStepRunsBesideItsCall(t *testing.T) {
+	for _, changes := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reads", true: "changes"}[changes], func(t *testing.T) {
+			started := make(chan struct{})
+			var once sync.Once
+			var h *harness
+			k := newKey()
+			var storedBefore bool
+			tool := Tool{Name: "probe", SideEffects: changes,
+				Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+				Run: func(context.Context, json.RawMessage) (string, error) {
+					msgs, err := h.st.ListMessages(context.Background(), k, 0)
+					storedBefore = err == nil && len(msgs) > 0 && len(msgs[len(msgs)-1].ToolCalls) == 1
+					once.Do(func() { close(started) })
+					return "ok", nil
+				}}
+			h = newHarness(t, []Tool{tool}, func(o *Options) {
+				gate := started
+				if changes {
+					closed := make(chan struct{})
+					close(closed)
+					gate = closed
+				}
+				o.Store = assistantAppendGate{Store: o.Store.(*sqlite.Store), open: gate}
+			})
+			h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_p", Name: "probe", Arguments: `{}`}}},
+				llmtest.Reply{Text: "Done."})
+			ev := waitFor(t, h.startRun(context.Background(), TurnRequest{Key: k, Message: "probe"}, nil), "the turn")
+			checkEnd(t, ev, false)
+			if changes && !storedBefore {
+				t.Fatal("a changing step's tool ran before its call was stored")
+			}
+			var roles []string
+			for _, m := range h.messages(k) {
+				roles = append(roles, string(m.Role))
+			}
+			if strings.Join(roles, " ") != "user assistant tool assistant" {
+				t.Fatalf("stored %v", roles)
+			}
+		})
 	}
 }
