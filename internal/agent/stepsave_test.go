@@ -14,18 +14,37 @@ import (
 	"agentchat/internal/store/sqlite"
 )
 
-// failingToolAppends is the SQLite store whose appends of tool messages
-// fail with err.
-type failingToolAppends struct {
+// appendGate is the SQLite store whose appends that match either fail
+// with fail or wait for open to be closed (giving up after a while, so
+// that a wrong order fails the test rather than hanging it).
+type appendGate struct {
 	*sqlite.Store
-	err error
+	match func(msgs []store.Message) bool
+	open  <-chan struct{}
+	fail  error
 }
 
-func (f failingToolAppends) AppendMessages(ctx context.Context, k store.Key, msgs []store.Message) ([]store.Message, error) {
-	if len(msgs) > 0 && msgs[0].Role == store.RoleTool {
-		return nil, f.err
+func (g appendGate) AppendMessages(ctx context.Context, k store.Key, msgs []store.Message) ([]store.Message, error) {
+	if g.match(msgs) {
+		if g.fail != nil {
+			return nil, g.fail
+		}
+		select {
+		case <-g.open:
+		case <-time.After(5 * time.Second):
+			return nil, errors.New("what was to run beside this append had not started")
+		}
 	}
-	return f.Store.AppendMessages(ctx, k, msgs)
+	return g.Store.AppendMessages(ctx, k, msgs)
+}
+
+// toolMessages matches the append of a step's tool messages.
+func toolMessages(msgs []store.Message) bool { return len(msgs) > 0 && msgs[0].Role == store.RoleTool }
+
+// stepCall matches the append of a step's call (an assistant message with
+// tool calls).
+func stepCall(msgs []store.Message) bool {
+	return len(msgs) > 0 && msgs[0].Role == store.RoleAssistant && len(msgs[0].ToolCalls) > 0
 }
 
 // stepThenAnswer scripts the LLM: a call of add, then, once the request
@@ -47,7 +66,7 @@ func stepThenAnswer(h *harness, answering chan struct{}) {
 func TestToolMessagesStoredBesideTheNextCall(t *testing.T) {
 	answering := make(chan struct{})
 	h := newHarness(t, []Tool{addTool(false)}, func(o *Options) {
-		o.Store = toolAppendGate{Store: o.Store.(*sqlite.Store), open: answering}
+		o.Store = appendGate{Store: o.Store.(*sqlite.Store), match: toolMessages, open: answering}
 	})
 	stepThenAnswer(h, answering)
 	k := newKey()
@@ -72,7 +91,7 @@ func TestToolMessagesNotStoredEndTheTurn(t *testing.T) {
 	const detail = "disk full"
 	logs := newLogRecorder()
 	h := newHarness(t, []Tool{addTool(false)}, withLogs(logs), func(o *Options) {
-		o.Store = failingToolAppends{Store: o.Store.(*sqlite.Store), err: errors.New(detail)}
+		o.Store = appendGate{Store: o.Store.(*sqlite.Store), match: toolMessages, fail: errors.New(detail)}
 	})
 	stepThenAnswer(h, make(chan struct{}))
 	k := newKey()
@@ -94,25 +113,6 @@ func TestToolMessagesNotStoredEndTheTurn(t *testing.T) {
 	if !logged {
 		t.Fatalf("%q was not logged", detail)
 	}
-}
-
-// assistantAppendGate is the SQLite store whose appends of an assistant
-// message with tool calls wait for open to be closed (giving up after a
-// while, so that a wrong order fails the test rather than hanging it).
-type assistantAppendGate struct {
-	*sqlite.Store
-	open <-chan struct{}
-}
-
-func (g assistantAppendGate) AppendMessages(ctx context.Context, k store.Key, msgs []store.Message) ([]store.Message, error) {
-	if len(msgs) > 0 && msgs[0].Role == store.RoleAssistant && len(msgs[0].ToolCalls) > 0 {
-		select {
-		case <-g.open:
-		case <-time.After(5 * time.Second):
-			return nil, errors.New("the step's tool had not started while its call was stored")
-		}
-	}
-	return g.Store.AppendMessages(ctx, k, msgs)
 }
 
 // TestReadingStepRunsBesideItsCall: the tools of a step whose calls only
@@ -143,7 +143,7 @@ func TestReadingStepRunsBesideItsCall(t *testing.T) {
 					close(closed)
 					gate = closed
 				}
-				o.Store = assistantAppendGate{Store: o.Store.(*sqlite.Store), open: gate}
+				o.Store = appendGate{Store: o.Store.(*sqlite.Store), match: stepCall, open: gate}
 			})
 			h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_p", Name: "probe", Arguments: `{}`}}},
 				llmtest.Reply{Text: "Done."})
@@ -160,5 +160,48 @@ func TestReadingStepRunsBesideItsCall(t *testing.T) {
 				t.Fatalf("stored %v", roles)
 			}
 		})
+	}
+}
+
+// TestRefreshBesideToolMessages: after a step whose tool changed the lab,
+// the system prompt's refresh (a read of the lab) runs while the step's
+// tool messages are stored (here they wait for it to start), and the next
+// LLM call gets the refreshed prompt. (A refresh that panics ends the
+// stream as any panic does: localserver's streaming panic test.)
+func TestRefreshBesideToolMessages(t *testing.T) {
+	refreshing := make(chan struct{})
+	var once sync.Once
+	h := newHarness(t, nil, func(o *Options) {
+		o.Store = appendGate{Store: o.Store.(*sqlite.Store), match: toolMessages, open: refreshing}
+	})
+	h.rt.o.Agents.Register(&Agent{ID: "lab", SystemPrompt: "Base.",
+		Prepare: func(context.Context, TurnInfo) (Preparation, error) {
+			return Preparation{
+				Prompt: "view 0.",
+				Skills: []Skill{{Name: "s", Tools: []Tool{addTool(true)}}},
+				Refresh: func(context.Context) (string, error) {
+					once.Do(func() { close(refreshing) })
+					return "view 1.", nil
+				},
+			}, nil
+		}})
+	h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "call_a", Name: "add", Arguments: `{"a":1,"b":2}`}}},
+		llmtest.Reply{Text: "3."})
+	k := newKey()
+	ev := waitFor(t, h.startRun(context.Background(), TurnRequest{Key: k, AgentID: "lab", Message: "add"}, nil), "the turn")
+	checkEnd(t, ev, false)
+	calls := agentCalls(h)
+	if len(calls) != 2 {
+		t.Fatalf("%d LLM calls", len(calls))
+	}
+	if sys := calls[1].Messages[0].Content; !strings.HasSuffix(sys, "view 1.") {
+		t.Fatalf("second call's system prompt %q, want it to end with %q", sys, "view 1.")
+	}
+	var roles []string
+	for _, m := range h.messages(k) {
+		roles = append(roles, string(m.Role))
+	}
+	if got := strings.Join(roles, " "); got != "user assistant tool assistant" {
+		t.Fatalf("stored %s", got)
 	}
 }
