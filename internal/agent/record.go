@@ -14,9 +14,10 @@ import (
 
 // A turn's persistence: turnRun is the loop's recorder (each step's
 // messages appended as it completes: its tool messages beside the next
-// LLM call, a reading step's call beside its tools), the user message is appended beside the first LLM call, and
-// finish ends the turn with store.FinishTurn (the final answer, the
-// statistics and the release of the lease).
+// LLM call, a reading step's call beside its tools), the user message is
+// appended beside the first LLM call, and finish ends the turn with
+// store.FinishTurn (the final answer, the statistics and the release of
+// the lease).
 
 var _ recorder = (*turnRun)(nil)
 
@@ -66,9 +67,9 @@ func (tr *turnRun) waitUser() error {
 	return tr.userErr
 }
 
-// waitSaved waits for the appends that run beside an LLM call: the user
-// message's, then the last step's tool messages'; it returns the first
-// failure.
+// waitSaved waits for the appends that run beside what follows them: the
+// user message's, then the last one saveBeside started; it returns the
+// first failure.
 func (tr *turnRun) waitSaved() error {
 	if err := tr.waitUser(); err != nil {
 		return err

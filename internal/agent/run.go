@@ -50,9 +50,10 @@ type turnRun struct {
 	kickOnce  sync.Once
 	userErr   error
 	userDone  bool
-	// stepSaved receives the result of the append of the last step's tool
-	// messages, which runs beside the next LLM call (nil: none pending);
-	// stepErr is the first such append's failure.
+	// stepSaved receives the result of the last append started by
+	// saveBeside (a step's tool messages, a reading step's call), which
+	// runs beside what follows it (nil: none pending); stepErr is the
+	// first such append's failure.
 	stepSaved chan error
 	stepErr   error
 
@@ -276,7 +277,7 @@ func (tr *turnRun) run() string {
 		return "Could not save your message."
 	}
 	if serr != nil {
-		log.ErrorContext(ctx, "save tool messages", "session", t.req.Key.ThreadID, "err", serr)
+		log.ErrorContext(ctx, "save a step's messages", "session", t.req.Key.ThreadID, "err", serr)
 		return saveFailedText
 	}
 	switch out {
