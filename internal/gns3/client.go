@@ -371,25 +371,36 @@ func (c *Client) GetProject(ctx context.Context, token, projectID string) (*Proj
 
 // GetNodes returns the project's nodes (GET /v3/projects/{id}/nodes).
 func (c *Client) GetNodes(ctx context.Context, token, projectID string) ([]Node, error) {
-	p, err := projectPath(projectID)
-	if err != nil {
-		return nil, err
-	}
-	out := []Node{}
-	if err := c.Do(ctx, token, http.MethodGet, p+"/nodes", nil, &out); err != nil {
-		return nil, projectErr(projectID, err)
-	}
-	return out, nil
+	return ListNodes[Node](ctx, c, token, projectID)
 }
 
 // GetLinks returns the project's links (GET /v3/projects/{id}/links).
 func (c *Client) GetLinks(ctx context.Context, token, projectID string) ([]Link, error) {
+	return ListLinks[Link](ctx, c, token, projectID)
+}
+
+// ListNodes reads the project's nodes (GET /v3/projects/{id}/nodes) into
+// T, a struct of the fields the caller needs (Node for all): the others
+// are skipped, not decoded, which spares building a node's properties,
+// most of its size.
+func ListNodes[T any](ctx context.Context, c *Client, token, projectID string) ([]T, error) {
+	return listProjectItems[T](ctx, c, token, projectID, "/nodes")
+}
+
+// ListLinks reads the project's links (GET /v3/projects/{id}/links) into
+// T, as ListNodes does nodes (Link for all fields).
+func ListLinks[T any](ctx context.Context, c *Client, token, projectID string) ([]T, error) {
+	return listProjectItems[T](ctx, c, token, projectID, "/links")
+}
+
+// listProjectItems reads the list below the project at suffix into []T.
+func listProjectItems[T any](ctx context.Context, c *Client, token, projectID, suffix string) ([]T, error) {
 	p, err := projectPath(projectID)
 	if err != nil {
 		return nil, err
 	}
-	out := []Link{}
-	if err := c.Do(ctx, token, http.MethodGet, p+"/links", nil, &out); err != nil {
+	out := []T{}
+	if err := c.Do(ctx, token, http.MethodGet, p+suffix, nil, &out); err != nil {
 		return nil, projectErr(projectID, err)
 	}
 	return out, nil

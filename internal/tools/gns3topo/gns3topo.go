@@ -99,7 +99,8 @@ func (p *Provider) Prompt(ctx context.Context, projectID string) string {
 }
 
 // Fetch reads the project's nodes and links concurrently, with the token of
-// the caller in ctx, within the provider's timeout, and shapes them.
+// the caller in ctx, within the provider's timeout, and shapes them; only
+// what the topology shows of them is decoded (listed.go).
 func (p *Provider) Fetch(ctx context.Context, projectID string) (Topology, error) {
 	if p.client == nil {
 		return Topology{}, errors.New("gns3 topology: no GNS3 client configured")
@@ -114,8 +115,8 @@ func (p *Provider) Fetch(ctx context.Context, projectID string) (Topology, error
 	defer cancel()
 
 	var (
-		nodes    []gns3.Node
-		links    []gns3.Link
+		nodes    []listedNode
+		links    []listedLink
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
@@ -130,13 +131,13 @@ func (p *Provider) Fetch(ctx context.Context, projectID string) (Topology, error
 	}
 	wg.Go(func() {
 		var err error
-		if nodes, err = p.client.GetNodes(fctx, token, projectID); err != nil {
+		if nodes, err = gns3.ListNodes[listedNode](fctx, p.client, token, projectID); err != nil {
 			fail(err)
 		}
 	})
 	wg.Go(func() {
 		var err error
-		if links, err = p.client.GetLinks(fctx, token, projectID); err != nil {
+		if links, err = gns3.ListLinks[listedLink](fctx, p.client, token, projectID); err != nil {
 			fail(err)
 		}
 	})
@@ -147,7 +148,7 @@ func (p *Provider) Fetch(ctx context.Context, projectID string) (Topology, error
 		}
 		return Topology{}, firstErr
 	}
-	return Shape(projectID, nodes, links, p.limits), nil
+	return Shape(projectID, nodesOf(nodes), linksOf(links), p.limits), nil
 }
 
 // unavailable is the section given when the topology cannot be fetched.
