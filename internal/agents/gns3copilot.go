@@ -130,60 +130,73 @@ func NewGNS3Copilot(topology func(ctx context.Context, projectID string) string,
 		SystemPrompt: gns3Prompt,
 		Modes:        AllModes(),
 		Begin: func(ctx context.Context, t agent.TurnInfo) agent.Preparer {
-			projectID := t.ProjectID
+			c := copilotTurn{projectID: t.ProjectID, topology: topology, tools: tools}
 			// The topology section: none on the gateway with tools (the
 			// model reads the projects it is asked about), read now for a
 			// project, else the plain words of topology itself.
-			var section func(context.Context) (string, error)
 			switch {
-			case topology == nil || (projectID == "" && tools != nil):
-			case projectID == "":
-				section = func(ctx context.Context) (string, error) { return topology(ctx, projectID), nil }
+			case topology == nil || (c.projectID == "" && tools != nil):
+			case c.projectID == "":
+				c.section = func(ctx context.Context) (string, error) { return topology(ctx, ""), nil }
 			default:
-				section = agent.Prefetch(ctx, func(ctx context.Context) string { return topology(ctx, projectID) })
+				c.section = agent.Prefetch(ctx, func(ctx context.Context) string { return topology(ctx, c.projectID) })
 			}
-			return func(ctx context.Context, turnMode string) (agent.Preparation, error) {
-				mode, err := parseTurnMode(turnMode)
-				if err != nil {
-					return agent.Preparation{}, err
-				}
-				base := modePrompt(mode)
-				p := agent.Preparation{Refuse: func(name string) string { return refusal(mode, name) }}
-				if tools == nil {
-					base += "\n\n" + gns3NoTools
-				} else {
-					// One of the two sets: each is built afresh for the turn.
-					var all []agent.Tool
-					if projectID != "" {
-						all = tools.Project(projectID)
-					} else {
-						all = tools.Gateway()
-					}
-					offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
-					if mode == ModeTroubleshootingInjection {
-						hideConditionsIcon(offered)
-					}
-					p.Skills = []agent.Skill{{Name: "gns3-" + mode, Tools: offered}}
-				}
-				switch {
-				case projectID == "" && tools != nil:
-					p.Prompt = base + "\n\n" + gatewayPrompt
-				case section == nil:
-					p.Prompt = base
-				default:
-					topo, err := section(ctx)
-					if err != nil {
-						return agent.Preparation{}, fmt.Errorf("project topology: %w", err)
-					}
-					p.Prompt = base + "\n\n" + topo
-					if projectID != "" {
-						p.Refresh = func(ctx context.Context) (string, error) {
-							return base + "\n\n" + topology(ctx, projectID), nil
-						}
-					}
-				}
-				return p, nil
-			}
+			return c.prepare
 		},
 	}
+}
+
+// copilotTurn is the GNS3 copilot's preparation of one turn, begun.
+type copilotTurn struct {
+	projectID string
+	topology  func(ctx context.Context, projectID string) string
+	tools     LabTools
+	// section waits for the topology section begun for the turn (nil:
+	// none).
+	section func(context.Context) (string, error)
+}
+
+// prepare completes the preparation in the turn's mode: the mode's
+// prompt, the tools it allows, and the topology section with its refresh.
+func (c copilotTurn) prepare(ctx context.Context, turnMode string) (agent.Preparation, error) {
+	mode, err := parseTurnMode(turnMode)
+	if err != nil {
+		return agent.Preparation{}, err
+	}
+	base := modePrompt(mode)
+	p := agent.Preparation{Refuse: func(name string) string { return refusal(mode, name) }}
+	if c.tools == nil {
+		base += "\n\n" + gns3NoTools
+	} else {
+		// One of the two sets: each is built afresh for the turn.
+		var all []agent.Tool
+		if c.projectID != "" {
+			all = c.tools.Project(c.projectID)
+		} else {
+			all = c.tools.Gateway()
+		}
+		offered := slices.DeleteFunc(slices.Clone(all), func(tool agent.Tool) bool { return !ToolAllowed(mode, tool.Name) })
+		if mode == ModeTroubleshootingInjection {
+			hideConditionsIcon(offered)
+		}
+		p.Skills = []agent.Skill{{Name: "gns3-" + mode, Tools: offered}}
+	}
+	switch {
+	case c.projectID == "" && c.tools != nil:
+		p.Prompt = base + "\n\n" + gatewayPrompt
+	case c.section == nil:
+		p.Prompt = base
+	default:
+		topo, err := c.section(ctx)
+		if err != nil {
+			return agent.Preparation{}, fmt.Errorf("project topology: %w", err)
+		}
+		p.Prompt = base + "\n\n" + topo
+		if c.projectID != "" {
+			p.Refresh = func(ctx context.Context) (string, error) {
+				return base + "\n\n" + c.topology(ctx, c.projectID), nil
+			}
+		}
+	}
+	return p, nil
 }
