@@ -218,24 +218,22 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		s.lastAuth = h
 		authorize, reqAuthorize, hang, latency := s.authorize, s.reqAuthorize, s.hang, s.latency
 		s.mu.Unlock()
-		if latency > 0 {
-			t := time.NewTimer(latency)
+		if hang || latency > 0 {
+			// A hanging controller waits without end (a nil channel): only
+			// the client giving up or the test ending returns, unanswered.
+			var answer <-chan time.Time
+			if !hang {
+				t := time.NewTimer(latency)
+				defer t.Stop()
+				answer = t.C
+			}
 			select {
-			case <-t.C:
+			case <-answer:
 			case <-r.Context().Done():
-				t.Stop()
 				return
 			case <-s.done:
-				t.Stop()
 				return
 			}
-		}
-		if hang {
-			select {
-			case <-r.Context().Done():
-			case <-s.done:
-			}
-			return
 		}
 		st := http.StatusOK
 		if authorize != nil {
