@@ -6,6 +6,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -202,13 +203,25 @@ func (a *Agent) Prepared(ctx context.Context, t TurnInfo) (Preparation, error) {
 	case a.Begin != nil:
 		mode := t.Mode
 		t.Mode = ""
-		p := a.Begin(ctx, t)
-		if p == nil {
-			return Preparation{}, fmt.Errorf("agent %s: Begin gave no preparer", a.ID)
+		p, err := a.begin(ctx, t)
+		if err != nil {
+			return Preparation{}, fmt.Errorf("agent %s: %w", a.ID, err)
 		}
 		return p(ctx, mode)
 	case a.Prepare != nil:
 		return a.Prepare(ctx, t)
 	}
 	return Preparation{Skills: a.Skills}, nil
+}
+
+// errNoPreparer is a Begin that returned no Preparer.
+var errNoPreparer = errors.New("begin gave no preparer")
+
+// begin calls Begin (set) and checks that it gave a Preparer.
+func (a *Agent) begin(ctx context.Context, t TurnInfo) (Preparer, error) {
+	p := a.Begin(ctx, t)
+	if p == nil {
+		return nil, errNoPreparer
+	}
+	return p, nil
 }

@@ -237,11 +237,9 @@ func (r *Runtime) begin(ctx context.Context, a *Agent, info TurnInfo) Preparer {
 		}
 	}
 	var p Preparer
-	err := r.unpanicked(ctx, a, func() error {
-		if p = a.Begin(ctx, info); p == nil {
-			return errors.New("begin gave no preparer")
-		}
-		return nil
+	err := r.unpanicked(ctx, a, func() (err error) {
+		p, err = a.begin(ctx, info)
+		return err
 	})
 	if err != nil {
 		return func(context.Context, string) (Preparation, error) { return Preparation{}, err }
