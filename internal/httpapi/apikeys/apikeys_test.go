@@ -347,14 +347,17 @@ func TestGNS3UserID(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, apitest.Options{}, apikeys.Options{Users: userpath.New(c)})
-	r := e.Do(http.MethodPost, "/v3/access/users/"+alice.UserID+"/api-keys", "Bearer "+e.Token("alice"), map[string]any{"name": "via uuid"})
+	// One token for every request: the GNS3 user is cached per token, and
+	// tokens issued in different seconds differ.
+	tok := "Bearer " + e.Token("alice")
+	r := e.Do(http.MethodPost, "/v3/access/users/"+alice.UserID+"/api-keys", tok, map[string]any{"name": "via uuid"})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	var k apikeys.KeyCreated
 	r.JSON(t, &k)
 	for _, u := range []string{"me", "alice", alice.UserID} {
-		r := e.As("alice", http.MethodGet, "/v3/access/users/"+u+"/api-keys", nil)
+		r := e.Do(http.MethodGet, "/v3/access/users/"+u+"/api-keys", tok, nil)
 		var keys []apikeys.Key
 		r.JSON(t, &keys)
 		if r.Status != http.StatusOK || len(keys) != 1 || keys[0].ID != k.ID {
@@ -365,7 +368,7 @@ func TestGNS3UserID(t *testing.T) {
 		t.Errorf("%d calls to /users/me, want 1 (cached)", n)
 	}
 	for _, u := range []string{bob.UserID, "bob"} {
-		r := e.As("alice", http.MethodDelete, "/v3/access/users/"+u+"/api-keys/"+k.ID, nil)
+		r := e.Do(http.MethodDelete, "/v3/access/users/"+u+"/api-keys/"+k.ID, tok, nil)
 		if r.Status != http.StatusForbidden || r.Message() != "You can only manage your own API keys (use 'me' as the user id)" {
 			t.Fatalf("%s: %d %s", u, r.Status, r.Body)
 		}
