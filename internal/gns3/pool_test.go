@@ -3,7 +3,6 @@ package gns3_test
 import (
 	"context"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,23 +40,11 @@ func TestClientKeepsItsConnections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for range rounds {
-				var wg sync.WaitGroup
-				errs := make(chan error, atOnce)
-				for range atOnce {
-					wg.Go(func() {
-						if _, err := c.GetNodes(context.Background(), "", project); err != nil {
-							errs <- err
-						}
-					})
-				}
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					t.Fatal(err)
-				}
-			}
-			if n := fake.Conns(); n > atOnce {
+			n := fake.ConnsOfRounds(t, atOnce, rounds, func() error {
+				_, err := c.GetNodes(context.Background(), "", project)
+				return err
+			})
+			if n > atOnce {
 				t.Fatalf("%d connections for %d rounds of %d requests at once", n, rounds, atOnce)
 			}
 		})

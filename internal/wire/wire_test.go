@@ -3,7 +3,6 @@ package wire_test
 import (
 	"context"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,18 +34,11 @@ func TestGNS3ClientKeepsItsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	for range rounds {
-		var wg sync.WaitGroup
-		for range atOnce {
-			wg.Go(func() {
-				if _, err := b.GNS3.GetNodes(ctx, "", project); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-	}
-	if n := fake.Conns(); n > atOnce {
+	n := fake.ConnsOfRounds(t, atOnce, rounds, func() error {
+		_, err := b.GNS3.GetNodes(ctx, "", project)
+		return err
+	})
+	if n > atOnce {
 		t.Fatalf("%d connections for %d rounds of %d requests at once", n, rounds, atOnce)
 	}
 }

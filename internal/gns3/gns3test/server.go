@@ -600,6 +600,32 @@ func (s *Server) Conns() int {
 	return s.conns
 }
 
+// ConnsOfRounds sends rounds rounds of atOnce requests at once (each a
+// call of send, which sends one to the server) and returns how many
+// connections the server accepted meanwhile: a client that keeps its
+// connections dials at most atOnce. A failed send fails t.
+func (s *Server) ConnsOfRounds(t testing.TB, atOnce, rounds int, send func() error) int {
+	t.Helper()
+	before := s.Conns()
+	for range rounds {
+		var wg sync.WaitGroup
+		errs := make(chan error, atOnce)
+		for range atOnce {
+			wg.Go(func() {
+				if err := send(); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	return s.Conns() - before
+}
+
 // LastAuthorization returns the Authorization header of the last request.
 func (s *Server) LastAuthorization() string {
 	s.mu.Lock()
